@@ -1,0 +1,232 @@
+from groundwire.v1 import common_pb2 as _common_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class DenseIndexKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    DENSE_INDEX_KIND_UNSPECIFIED: _ClassVar[DenseIndexKind]
+    DENSE_INDEX_KIND_FLAT: _ClassVar[DenseIndexKind]
+    DENSE_INDEX_KIND_HNSW: _ClassVar[DenseIndexKind]
+    DENSE_INDEX_KIND_IVF_FLAT: _ClassVar[DenseIndexKind]
+
+class ChunkerKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CHUNKER_KIND_UNSPECIFIED: _ClassVar[ChunkerKind]
+    CHUNKER_KIND_STRUCTURE: _ClassVar[ChunkerKind]
+    CHUNKER_KIND_FIXED: _ClassVar[ChunkerKind]
+    CHUNKER_KIND_SENTENCE: _ClassVar[ChunkerKind]
+
+class DocumentOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    DOCUMENT_OUTCOME_UNSPECIFIED: _ClassVar[DocumentOutcome]
+    DOCUMENT_OUTCOME_UPSERTED: _ClassVar[DocumentOutcome]
+    DOCUMENT_OUTCOME_UNCHANGED: _ClassVar[DocumentOutcome]
+    DOCUMENT_OUTCOME_FAILED: _ClassVar[DocumentOutcome]
+DENSE_INDEX_KIND_UNSPECIFIED: DenseIndexKind
+DENSE_INDEX_KIND_FLAT: DenseIndexKind
+DENSE_INDEX_KIND_HNSW: DenseIndexKind
+DENSE_INDEX_KIND_IVF_FLAT: DenseIndexKind
+CHUNKER_KIND_UNSPECIFIED: ChunkerKind
+CHUNKER_KIND_STRUCTURE: ChunkerKind
+CHUNKER_KIND_FIXED: ChunkerKind
+CHUNKER_KIND_SENTENCE: ChunkerKind
+DOCUMENT_OUTCOME_UNSPECIFIED: DocumentOutcome
+DOCUMENT_OUTCOME_UPSERTED: DocumentOutcome
+DOCUMENT_OUTCOME_UNCHANGED: DocumentOutcome
+DOCUMENT_OUTCOME_FAILED: DocumentOutcome
+
+class DenseIndexConfig(_message.Message):
+    __slots__ = ("kind", "hnsw_m", "hnsw_ef_construction", "hnsw_ef_search", "ivf_nlist", "ivf_nprobe")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    HNSW_M_FIELD_NUMBER: _ClassVar[int]
+    HNSW_EF_CONSTRUCTION_FIELD_NUMBER: _ClassVar[int]
+    HNSW_EF_SEARCH_FIELD_NUMBER: _ClassVar[int]
+    IVF_NLIST_FIELD_NUMBER: _ClassVar[int]
+    IVF_NPROBE_FIELD_NUMBER: _ClassVar[int]
+    kind: DenseIndexKind
+    hnsw_m: int
+    hnsw_ef_construction: int
+    hnsw_ef_search: int
+    ivf_nlist: int
+    ivf_nprobe: int
+    def __init__(self, kind: _Optional[_Union[DenseIndexKind, str]] = ..., hnsw_m: _Optional[int] = ..., hnsw_ef_construction: _Optional[int] = ..., hnsw_ef_search: _Optional[int] = ..., ivf_nlist: _Optional[int] = ..., ivf_nprobe: _Optional[int] = ...) -> None: ...
+
+class ChunkingOptions(_message.Message):
+    __slots__ = ("kind", "max_tokens", "overlap_tokens")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    MAX_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    OVERLAP_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    kind: ChunkerKind
+    max_tokens: int
+    overlap_tokens: int
+    def __init__(self, kind: _Optional[_Union[ChunkerKind, str]] = ..., max_tokens: _Optional[int] = ..., overlap_tokens: _Optional[int] = ...) -> None: ...
+
+class UpsertDocumentsRequest(_message.Message):
+    __slots__ = ("collection", "documents", "chunking")
+    COLLECTION_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
+    CHUNKING_FIELD_NUMBER: _ClassVar[int]
+    collection: str
+    documents: _containers.RepeatedCompositeFieldContainer[_common_pb2.Document]
+    chunking: ChunkingOptions
+    def __init__(self, collection: _Optional[str] = ..., documents: _Optional[_Iterable[_Union[_common_pb2.Document, _Mapping]]] = ..., chunking: _Optional[_Union[ChunkingOptions, _Mapping]] = ...) -> None: ...
+
+class DocumentResult(_message.Message):
+    __slots__ = ("document_id", "outcome", "chunk_count", "error", "risk_flags")
+    DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    CHUNK_COUNT_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    RISK_FLAGS_FIELD_NUMBER: _ClassVar[int]
+    document_id: str
+    outcome: DocumentOutcome
+    chunk_count: int
+    error: str
+    risk_flags: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, document_id: _Optional[str] = ..., outcome: _Optional[_Union[DocumentOutcome, str]] = ..., chunk_count: _Optional[int] = ..., error: _Optional[str] = ..., risk_flags: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class UpsertDocumentsResponse(_message.Message):
+    __slots__ = ("results", "upserted", "unchanged", "failed", "chunks_written", "sequence")
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    UPSERTED_FIELD_NUMBER: _ClassVar[int]
+    UNCHANGED_FIELD_NUMBER: _ClassVar[int]
+    FAILED_FIELD_NUMBER: _ClassVar[int]
+    CHUNKS_WRITTEN_FIELD_NUMBER: _ClassVar[int]
+    SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[DocumentResult]
+    upserted: int
+    unchanged: int
+    failed: int
+    chunks_written: int
+    sequence: int
+    def __init__(self, results: _Optional[_Iterable[_Union[DocumentResult, _Mapping]]] = ..., upserted: _Optional[int] = ..., unchanged: _Optional[int] = ..., failed: _Optional[int] = ..., chunks_written: _Optional[int] = ..., sequence: _Optional[int] = ...) -> None: ...
+
+class DeleteDocumentsRequest(_message.Message):
+    __slots__ = ("collection", "document_ids")
+    COLLECTION_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_IDS_FIELD_NUMBER: _ClassVar[int]
+    collection: str
+    document_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, collection: _Optional[str] = ..., document_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class DeleteDocumentsResponse(_message.Message):
+    __slots__ = ("deleted", "not_found", "sequence")
+    DELETED_FIELD_NUMBER: _ClassVar[int]
+    NOT_FOUND_FIELD_NUMBER: _ClassVar[int]
+    SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    deleted: int
+    not_found: _containers.RepeatedScalarFieldContainer[str]
+    sequence: int
+    def __init__(self, deleted: _Optional[int] = ..., not_found: _Optional[_Iterable[str]] = ..., sequence: _Optional[int] = ...) -> None: ...
+
+class GetDocumentRequest(_message.Message):
+    __slots__ = ("collection", "document_id")
+    COLLECTION_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    collection: str
+    document_id: str
+    def __init__(self, collection: _Optional[str] = ..., document_id: _Optional[str] = ...) -> None: ...
+
+class GetDocumentResponse(_message.Message):
+    __slots__ = ("document", "content_hash", "chunks")
+    DOCUMENT_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_HASH_FIELD_NUMBER: _ClassVar[int]
+    CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    document: _common_pb2.Document
+    content_hash: str
+    chunks: _containers.RepeatedCompositeFieldContainer[_common_pb2.Chunk]
+    def __init__(self, document: _Optional[_Union[_common_pb2.Document, _Mapping]] = ..., content_hash: _Optional[str] = ..., chunks: _Optional[_Iterable[_Union[_common_pb2.Chunk, _Mapping]]] = ...) -> None: ...
+
+class CreateCollectionRequest(_message.Message):
+    __slots__ = ("name", "dense_index", "chunking", "description")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DENSE_INDEX_FIELD_NUMBER: _ClassVar[int]
+    CHUNKING_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    dense_index: DenseIndexConfig
+    chunking: ChunkingOptions
+    description: str
+    def __init__(self, name: _Optional[str] = ..., dense_index: _Optional[_Union[DenseIndexConfig, _Mapping]] = ..., chunking: _Optional[_Union[ChunkingOptions, _Mapping]] = ..., description: _Optional[str] = ...) -> None: ...
+
+class CollectionInfo(_message.Message):
+    __slots__ = ("name", "description", "dense_index", "chunking", "document_count", "chunk_count", "embedding_model", "embedding_dim")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    DENSE_INDEX_FIELD_NUMBER: _ClassVar[int]
+    CHUNKING_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_COUNT_FIELD_NUMBER: _ClassVar[int]
+    CHUNK_COUNT_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDING_DIM_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    description: str
+    dense_index: DenseIndexConfig
+    chunking: ChunkingOptions
+    document_count: int
+    chunk_count: int
+    embedding_model: str
+    embedding_dim: int
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., dense_index: _Optional[_Union[DenseIndexConfig, _Mapping]] = ..., chunking: _Optional[_Union[ChunkingOptions, _Mapping]] = ..., document_count: _Optional[int] = ..., chunk_count: _Optional[int] = ..., embedding_model: _Optional[str] = ..., embedding_dim: _Optional[int] = ...) -> None: ...
+
+class CreateCollectionResponse(_message.Message):
+    __slots__ = ("collection",)
+    COLLECTION_FIELD_NUMBER: _ClassVar[int]
+    collection: CollectionInfo
+    def __init__(self, collection: _Optional[_Union[CollectionInfo, _Mapping]] = ...) -> None: ...
+
+class DropCollectionRequest(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class DropCollectionResponse(_message.Message):
+    __slots__ = ("dropped_documents",)
+    DROPPED_DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
+    dropped_documents: int
+    def __init__(self, dropped_documents: _Optional[int] = ...) -> None: ...
+
+class ListCollectionsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListCollectionsResponse(_message.Message):
+    __slots__ = ("collections",)
+    COLLECTIONS_FIELD_NUMBER: _ClassVar[int]
+    collections: _containers.RepeatedCompositeFieldContainer[CollectionInfo]
+    def __init__(self, collections: _Optional[_Iterable[_Union[CollectionInfo, _Mapping]]] = ...) -> None: ...
+
+class StatsRequest(_message.Message):
+    __slots__ = ("collection",)
+    COLLECTION_FIELD_NUMBER: _ClassVar[int]
+    collection: str
+    def __init__(self, collection: _Optional[str] = ...) -> None: ...
+
+class StatsResponse(_message.Message):
+    __slots__ = ("collection", "sequence", "dense_sequence", "lexical_sequence", "dense_vectors", "tombstones", "disk_bytes", "dense_memory_bytes", "dense_device")
+    COLLECTION_FIELD_NUMBER: _ClassVar[int]
+    SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    DENSE_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    LEXICAL_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    DENSE_VECTORS_FIELD_NUMBER: _ClassVar[int]
+    TOMBSTONES_FIELD_NUMBER: _ClassVar[int]
+    DISK_BYTES_FIELD_NUMBER: _ClassVar[int]
+    DENSE_MEMORY_BYTES_FIELD_NUMBER: _ClassVar[int]
+    DENSE_DEVICE_FIELD_NUMBER: _ClassVar[int]
+    collection: CollectionInfo
+    sequence: int
+    dense_sequence: int
+    lexical_sequence: int
+    dense_vectors: int
+    tombstones: int
+    disk_bytes: int
+    dense_memory_bytes: int
+    dense_device: str
+    def __init__(self, collection: _Optional[_Union[CollectionInfo, _Mapping]] = ..., sequence: _Optional[int] = ..., dense_sequence: _Optional[int] = ..., lexical_sequence: _Optional[int] = ..., dense_vectors: _Optional[int] = ..., tombstones: _Optional[int] = ..., disk_bytes: _Optional[int] = ..., dense_memory_bytes: _Optional[int] = ..., dense_device: _Optional[str] = ...) -> None: ...

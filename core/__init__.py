@@ -1,0 +1,1 @@
+"""groundwire core: the retrieval domain. Never imports grpc."""

@@ -1,0 +1,1 @@
+"""Collections on disk: one directory each, a SQLite source of truth plus derived indexes."""

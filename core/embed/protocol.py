@@ -1,0 +1,35 @@
+"""The embedding model interface every backend implements."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """A text embedding model; implementations are safe to call from several threads."""
+
+    model_name: str
+    """A readable model identifier (a path or a hub name)."""
+    dimension: int
+    """Length of every embedding vector."""
+    max_tokens: int
+    """Tokens of content (special tokens excluded) the model reads per text; more is truncated."""
+    device: str
+    """Torch device the model runs on, for example "cpu" or "cuda:0"."""
+
+    def embed_documents(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Embeddings of passages to index: float32, (len(texts), dimension), L2-normalised."""
+        ...
+
+    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Embeddings of search queries: float32, shape (len(texts), dimension), L2-normalised."""
+        ...
+
+    def count_tokens(self, text: str) -> int:
+        """Number of tokenizer tokens in `text`, special tokens excluded."""
+        ...

@@ -1,0 +1,158 @@
+"""Ingestion into a collection: validate, chunk, embed, commit to the store, mirror into indexes."""
+
+from __future__ import annotations
+
+import logging
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from enum import Enum
+
+import numpy as np
+
+from core.catalog.collection import Collection
+from core.embed.protocol import Embedder
+from core.errors import InvalidArgument
+from core.ingest.chunking import chunk_document
+from core.models import ChunkDraft, Document
+from core.store.sqlite_store import LexicalRow
+
+logger = logging.getLogger(__name__)
+
+MAX_DOCUMENT_ID_CHARS = 256
+
+
+class Outcome(str, Enum):
+    """What happened to one document."""
+
+    UPSERTED = "upserted"
+    UNCHANGED = "unchanged"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentOutcome:
+    """The result of indexing one document."""
+
+    document_id: str
+    outcome: Outcome
+    chunk_count: int = 0
+    error: str = ""
+    sequence: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    document: Document
+    content_hash: str
+    chunks: tuple[ChunkDraft, ...]
+
+
+def embedding_text(section_path: Sequence[str], text: str) -> str:
+    """The text a chunk is embedded as: its section path as a header line, then its body."""
+    header = " > ".join(section_path)
+    return f"{header}\n{text}" if header else text
+
+
+def validate_document_id(document_id: str, field: str = "documents.document_id") -> None:
+    """Raise InvalidArgument unless the id is 1-256 characters without control characters."""
+    if not document_id or len(document_id) > MAX_DOCUMENT_ID_CHARS:
+        raise InvalidArgument.field(field, "must be 1-256 characters")
+    if any(unicodedata.category(ch) in {"Cc", "Cf", "Cs"} for ch in document_id):
+        raise InvalidArgument.field(field, "must not contain control characters")
+
+
+class Indexer:
+    """Turns documents into stored, indexed chunks. Safe to share; writes serialise per collection."""
+
+    def __init__(self, embedder: Embedder, chunk_max_tokens: int, max_document_bytes: int) -> None:
+        self._embedder = embedder
+        self._chunk_max_tokens = chunk_max_tokens
+        self._max_document_bytes = max_document_bytes
+
+    def index(
+        self,
+        collection: Collection,
+        documents: Sequence[Document],
+        chunk_max_tokens: int | None = None,
+    ) -> list[DocumentOutcome]:
+        """Index a batch; each document succeeds or fails on its own. Durable when it returns."""
+        max_tokens = (
+            chunk_max_tokens or collection.config.chunk_max_tokens or self._chunk_max_tokens
+        )
+        outcomes: dict[int, DocumentOutcome] = {}
+        prepared: list[tuple[int, _Prepared]] = []
+        with collection.write_lock:
+            for position, document in enumerate(documents):
+                try:
+                    item = self._prepare(collection, document, max_tokens)
+                except InvalidArgument as exc:
+                    outcomes[position] = DocumentOutcome(
+                        document.document_id, Outcome.FAILED, error=str(exc)
+                    )
+                    continue
+                if item is None:
+                    outcomes[position] = DocumentOutcome(document.document_id, Outcome.UNCHANGED)
+                else:
+                    prepared.append((position, item))
+            sequence = self._write(collection, prepared, outcomes)
+            if prepared:
+                collection.commit_indexes(sequence, persist_dense=False)
+        return [outcomes[i] for i in range(len(documents))]
+
+    def _prepare(
+        self, collection: Collection, document: Document, max_tokens: int
+    ) -> _Prepared | None:
+        validate_document_id(document.document_id)
+        size = len(document.text.encode("utf-8", "surrogatepass"))
+        if size > self._max_document_bytes:
+            raise InvalidArgument.field(
+                "documents.text",
+                f"document {document.document_id!r} is {size} bytes; the limit is "
+                f"{self._max_document_bytes} (indexing.max_document_bytes); split it",
+            )
+        content_hash = document.content_hash()
+        if collection.store.document_hash(document.document_id) == content_hash:
+            return None
+        drafts = chunk_document(document, max_tokens, self._embedder.count_tokens)
+        if not drafts:
+            raise InvalidArgument.field(
+                "documents.text", f"document {document.document_id!r} has no indexable text"
+            )
+        if document.title:
+            drafts = [_with_title(draft, document.title) for draft in drafts]
+        return _Prepared(document, content_hash, tuple(drafts))
+
+    def _write(
+        self,
+        collection: Collection,
+        prepared: Sequence[tuple[int, _Prepared]],
+        outcomes: dict[int, DocumentOutcome],
+    ) -> int:
+        texts = [embedding_text(c.section_path, c.text) for _, p in prepared for c in p.chunks]
+        vectors = self._embedder.embed_documents(texts) if texts else np.empty((0, 0), np.float32)
+        offset = 0
+        sequence = collection.store.sequence()
+        for position, item in prepared:
+            count = len(item.chunks)
+            block = vectors[offset : offset + count]
+            offset += count
+            result = collection.store.upsert_document(
+                item.document, item.content_hash, item.chunks, block
+            )
+            rows = [
+                LexicalRow(row_id, chunk.text, item.document.title, " / ".join(chunk.section_path))
+                for row_id, chunk in zip(result.added_row_ids, item.chunks, strict=True)
+            ]
+            collection.apply_upsert(result.added_row_ids, block, result.removed_row_ids, rows)
+            sequence = result.seq
+            outcomes[position] = DocumentOutcome(
+                item.document.document_id, Outcome.UPSERTED, chunk_count=count, sequence=sequence
+            )
+        return sequence
+
+
+def _with_title(draft: ChunkDraft, title: str) -> ChunkDraft:
+    if draft.section_path[:1] == (title,):
+        return draft
+    return replace(draft, section_path=(title, *draft.section_path))

@@ -1,0 +1,126 @@
+"""Domain value objects shared by every stage of the pipeline."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum, IntEnum
+
+
+class SourceType(str, Enum):
+    """Format a document was ingested from."""
+
+    MARKDOWN = "markdown"
+    TEXT = "text"
+    HTML = "html"
+    PDF = "pdf"
+
+    @classmethod
+    def from_path(cls, path: str, default: SourceType | None = None) -> SourceType:
+        """Infer the type from a file extension; `default` (Markdown) when unknown."""
+        lowered = path.lower()
+        for suffixes, kind in _SUFFIXES:
+            if lowered.endswith(suffixes):
+                return kind
+        return default or cls.MARKDOWN
+
+
+_SUFFIXES: tuple[tuple[tuple[str, ...], SourceType], ...] = (
+    ((".md", ".markdown", ".mdx"), SourceType.MARKDOWN),
+    ((".txt", ".text", ".rst"), SourceType.TEXT),
+    ((".html", ".htm", ".xhtml"), SourceType.HTML),
+    ((".pdf",), SourceType.PDF),
+)
+
+
+class RiskLevel(IntEnum):
+    """Ordered risk grades; a filter at level L admits every chunk with level <= L."""
+
+    NONE = 0
+    LOW = 1
+    MEDIUM = 2
+    HIGH = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A unit of ingestion as the caller sent it."""
+
+    document_id: str
+    text: str
+    source_type: SourceType = SourceType.MARKDOWN
+    source_path: str = ""
+    title: str = ""
+    metadata: Mapping[str, str] = field(default_factory=dict)
+
+    def content_hash(self) -> str:
+        """SHA-256 over everything that changes the chunks: text, type, path, title, metadata."""
+        digest = hashlib.sha256()
+        for part in (self.text, self.source_type.value, self.source_path, self.title):
+            digest.update(part.encode("utf-8", "surrogatepass"))
+            digest.update(b"\x00")
+        for key in sorted(self.metadata):
+            digest.update(f"{key}\x01{self.metadata[key]}\x00".encode("utf-8", "surrogatepass"))
+        return digest.hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkDraft:
+    """A chunk as produced by a chunker, before it is stored."""
+
+    text: str
+    section_path: tuple[str, ...] = ()
+    has_code: bool = False
+    token_estimate: int = 0
+    page: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A stored chunk. `row_id` is the integer key shared by the store and both indexes."""
+
+    row_id: int
+    chunk_id: str
+    document_id: str
+    ordinal: int
+    text: str
+    section_path: tuple[str, ...]
+    has_code: bool
+    token_estimate: int
+    source_type: SourceType
+    source_path: str
+    page: int = 0
+    title: str = ""
+    metadata: Mapping[str, str] = field(default_factory=dict)
+    risk_flags: tuple[str, ...] = ()
+    risk_level: RiskLevel = RiskLevel.NONE
+
+
+def chunk_id_for(document_id: str, ordinal: int) -> str:
+    """The public chunk id: "<document_id>#<ordinal>"."""
+    return f"{document_id}#{ordinal}"
+
+
+@dataclass(frozen=True, slots=True)
+class StageScores:
+    """Scores a hit received per stage; None where a stage did not see it."""
+
+    dense: float | None = None
+    bm25: float | None = None
+    fused: float | None = None
+    rerank: float | None = None
+    expansion_discount: float | None = None
+    dense_rank: int | None = None
+    bm25_rank: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A ranked chunk in a retrieval result."""
+
+    chunk: Chunk
+    rank: int
+    score: float
+    scores: StageScores = StageScores()
+    expanded_from: str = ""

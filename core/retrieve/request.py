@@ -1,0 +1,52 @@
+"""The retrieval request and result as plain domain objects."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.context.assembly import AssembledContext, ContextBudget
+from core.models import Hit, RiskLevel
+from core.retrieve.filters import ChunkFilter
+from core.retrieve.fusion import FusionMethod
+from core.retrieve.modes import RetrievalMode
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalRequest:
+    """A validated, normalised retrieval request."""
+
+    query: str
+    collection: str
+    top_k: int = 10
+    mode: RetrievalMode = RetrievalMode.HYBRID
+    fusion: FusionMethod = FusionMethod.RRF
+    rrf_k: int = 60
+    dense_weight: float = 1.0
+    lexical_weight: float = 1.0
+    candidate_depth: int | None = None
+    filters: ChunkFilter = ChunkFilter()
+    max_risk: RiskLevel = RiskLevel.MEDIUM
+    score_threshold: float | None = None
+    budget: ContextBudget = ContextBudget(max_tokens=2000)
+    rerank: bool = False
+    expansion: bool = False
+
+    @property
+    def depth(self) -> int:
+        """Candidates taken from each retriever before fusion."""
+        return self.candidate_depth or max(50, 5 * self.top_k)
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalResult:
+    """Ranked hits, the assembled context and how they were obtained."""
+
+    hits: tuple[Hit, ...]
+    context: AssembledContext
+    collection: str
+    mode: RetrievalMode
+    fusion: FusionMethod | None
+    applied_filters: tuple[str, ...]
+    total_candidates: int
+    timings: tuple[tuple[str, float], ...]
+    warnings: tuple[str, ...]

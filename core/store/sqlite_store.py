@@ -1,0 +1,310 @@
+"""`SqliteStore`: the durable source of truth of one collection (documents, chunks, change log)."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from types import TracebackType
+
+import numpy as np
+
+from core.models import Chunk, ChunkDraft, Document, RiskLevel
+from core.store import schema, writes
+from core.store.records import (
+    Change,
+    DeleteResult,
+    LexicalRow,
+    StoredDocument,
+    UpsertResult,
+)
+from core.store.writes import ChunkRisk
+
+__all__ = [
+    "EMBEDDING_DIM_KEY",
+    "Change",
+    "ChunkRisk",
+    "DeleteResult",
+    "LexicalRow",
+    "SqliteStore",
+    "StoredDocument",
+    "UpsertResult",
+]
+
+EMBEDDING_DIM_KEY = "embedding_dim"
+"""Meta key that, once set, pins the width every stored embedding must have."""
+
+_ID_BATCH = 500  # bound on bound parameters per `IN (...)` query
+
+
+class SqliteStore:
+    """One collection's SQLite database (WAL, synchronous=FULL, foreign keys on).
+
+    Thread-safe: a single connection guarded by a re-entrant lock. Every write is one
+    transaction and is durable when the method returns. Row ids come from AUTOINCREMENT and are
+    never reused, so the derived indexes can key on them.
+    """
+
+    def __init__(self, connection: sqlite3.Connection, path: Path) -> None:
+        self._connection = connection
+        self._path = path
+        self._lock = threading.RLock()
+
+    @classmethod
+    def open(cls, path: Path) -> SqliteStore:
+        """Open (creating file and schema when missing) the database at `path`."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        connection.row_factory = sqlite3.Row
+        for pragma in schema.PRAGMAS:
+            connection.execute(pragma)
+        with connection:
+            schema.create_schema(connection)
+        return cls(connection, path)
+
+    @property
+    def path(self) -> Path:
+        """The database file."""
+        return self._path
+
+    def close(self) -> None:
+        """Close the connection; the store is unusable afterwards."""
+        with self._lock:
+            self._connection.close()
+
+    def __enter__(self) -> SqliteStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._connection.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._connection
+            except BaseException:
+                self._connection.execute("ROLLBACK")
+                raise
+            self._connection.execute("COMMIT")
+
+    # ---- writes -----------------------------------------------------------------------------
+
+    def upsert_document(
+        self,
+        document: Document,
+        content_hash: str,
+        chunks: Sequence[ChunkDraft],
+        embeddings: np.ndarray,
+        risk: Sequence[ChunkRisk] | None = None,
+    ) -> UpsertResult:
+        """Replace `document` and all its chunks in one transaction.
+
+        `embeddings`: float32 (len(chunks), d), row i belonging to chunks[i]. `risk`, when given,
+        holds (flags, level) per chunk. Chunk ids are `chunk_id_for(document_id, ordinal)`.
+        """
+        matrix = self._checked_embeddings(embeddings, len(chunks))
+        risks = list(risk) if risk is not None else [((), RiskLevel.NONE)] * len(chunks)
+        if len(risks) != len(chunks):
+            raise ValueError(f"risk has {len(risks)} entries for {len(chunks)} chunks")
+        with self._transaction() as db:
+            removed = writes.delete_chunks(db, document.document_id)
+            seq = writes.append_change(db, "upsert", document.document_id)
+            writes.write_document(db, document, content_hash, len(chunks), seq)
+            added = [
+                writes.insert_chunk(db, document.document_id, ordinal, draft, vector, flags, seq)
+                for ordinal, (draft, vector, flags) in enumerate(
+                    zip(chunks, matrix, risks, strict=True)
+                )
+            ]
+            writes.finish_change(db, seq, added, removed)
+        return UpsertResult(seq=seq, added_row_ids=tuple(added), removed_row_ids=tuple(removed))
+
+    def delete_documents(self, document_ids: Sequence[str]) -> DeleteResult:
+        """Delete the named documents and their chunks in one transaction (one change each)."""
+        deleted: list[str] = []
+        not_found: list[str] = []
+        removed_all: list[int] = []
+        with self._transaction() as db:
+            for document_id in dict.fromkeys(document_ids):
+                if (
+                    db.execute(
+                        "SELECT 1 FROM documents WHERE document_id = ?", (document_id,)
+                    ).fetchone()
+                    is None
+                ):
+                    not_found.append(document_id)
+                    continue
+                removed = writes.delete_chunks(db, document_id)
+                db.execute("DELETE FROM documents WHERE document_id = ?", (document_id,))
+                seq = writes.append_change(db, "delete", document_id)
+                writes.finish_change(db, seq, [], removed)
+                deleted.append(document_id)
+                removed_all.extend(removed)
+            seq = _sequence(db)
+        return DeleteResult(seq, tuple(deleted), tuple(not_found), tuple(removed_all))
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Set one collection setting (durable on return)."""
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO meta (key, value) VALUES (?, ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+    def _checked_embeddings(self, embeddings: np.ndarray, count: int) -> np.ndarray:
+        if count == 0:
+            return np.zeros((0, 0), dtype=np.float32)
+        matrix = np.ascontiguousarray(embeddings, dtype=np.float32)
+        if matrix.ndim != 2 or matrix.shape[0] != count:
+            raise ValueError(f"embeddings must have shape ({count}, d), got {matrix.shape}")
+        pinned = self.get_meta(EMBEDDING_DIM_KEY)
+        if pinned is not None and int(pinned) != matrix.shape[1]:
+            raise ValueError(
+                f"embeddings have dimension {matrix.shape[1]}, the collection expects {pinned}"
+            )
+        return matrix
+
+    # ---- reads ------------------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        """One collection setting, or None when unset."""
+        with self._lock:
+            row = self._connection.execute(
+                "SELECT value FROM meta WHERE key = ?", (key,)
+            ).fetchone()
+        return None if row is None else str(row[0])
+
+    def document_hash(self, document_id: str) -> str | None:
+        """The stored content hash of a document, or None when it is not stored."""
+        with self._lock:
+            row = self._connection.execute(
+                "SELECT content_hash FROM documents WHERE document_id = ?", (document_id,)
+            ).fetchone()
+        return None if row is None else str(row[0])
+
+    def get_document(self, document_id: str) -> StoredDocument | None:
+        """A stored document with its chunks in ordinal order, or None."""
+        with self._lock:
+            doc = self._connection.execute(
+                "SELECT * FROM documents WHERE document_id = ?", (document_id,)
+            ).fetchone()
+            if doc is None:
+                return None
+            rows = self._connection.execute(
+                f"{schema.CHUNK_SELECT} WHERE c.document_id = ? ORDER BY c.ordinal", (document_id,)
+            ).fetchall()
+        return schema.document_from_rows(doc, rows)
+
+    def get_chunks(self, row_ids: Sequence[int]) -> dict[int, Chunk]:
+        """Live chunks by row id (with their document's title and metadata); unknown ids absent."""
+        rows = self._rows_by_id(schema.CHUNK_SELECT + " WHERE c.row_id IN ({})", row_ids)
+        return {int(row["row_id"]): schema.chunk_from_row(row) for row in rows}
+
+    def get_vectors(self, row_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Embeddings of the live chunks among `row_ids` by ascending row id.
+
+        Returns (int64 (n,), float32 (n, d)).
+        """
+        rows = self._rows_by_id(
+            "SELECT row_id, embedding FROM chunks WHERE row_id IN ({})", row_ids
+        )
+        rows.sort(key=lambda row: int(row[0]))
+        ids = np.array([int(row[0]) for row in rows], dtype=np.int64)
+        return ids, schema.vectors_from_blobs([bytes(row[1]) for row in rows])
+
+    def get_lexical_rows(self, row_ids: Sequence[int]) -> list[LexicalRow]:
+        """Lexical rows of the live chunks among `row_ids`, ascending by row id."""
+        rows = self._rows_by_id(_LEXICAL_SELECT + " WHERE c.row_id IN ({})", row_ids)
+        return sorted((schema.lexical_row(row) for row in rows), key=lambda r: r.row_id)
+
+    def iter_live_vectors(
+        self, batch_size: int = 4096, max_seq: int | None = None
+    ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """All live embeddings in row-id order, in batches: (int64 (n,), float32 (n, d)).
+
+        With `max_seq`, only chunks written at or before that sequence are yielded; a consistent
+        rebuild takes `max_seq = sequence()` first and then replays `changes_since(max_seq)`.
+        """
+        for rows in self._iter_live("row_id, embedding", "", batch_size, max_seq):
+            ids = np.array([int(row[0]) for row in rows], dtype=np.int64)
+            yield ids, schema.vectors_from_blobs([bytes(row[1]) for row in rows])
+
+    def iter_live_texts(
+        self, batch_size: int = 4096, max_seq: int | None = None
+    ) -> Iterator[list[LexicalRow]]:
+        """All live chunks as `LexicalRow`s by row id, in batches; `max_seq` as for vectors."""
+        columns = "c.row_id, c.text, c.section_path_json, d.title"
+        join = "JOIN documents d USING (document_id)"
+        for rows in self._iter_live(columns, join, batch_size, max_seq):
+            yield [schema.lexical_row(row) for row in rows]
+
+    def changes_since(self, seq: int) -> list[Change]:
+        """Every change with a sequence number greater than `seq`, ascending."""
+        with self._lock:
+            rows = self._connection.execute(
+                "SELECT seq, op, document_id, row_ids_json FROM changes WHERE seq > ? ORDER BY seq",
+                (seq,),
+            ).fetchall()
+        return [schema.change_from_row(row) for row in rows]
+
+    def sequence(self) -> int:
+        """The last change sequence number; 0 for a store that never changed."""
+        with self._lock:
+            return _sequence(self._connection)
+
+    def counts(self) -> tuple[int, int]:
+        """(number of documents, number of live chunks)."""
+        with self._lock:
+            documents = self._connection.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
+            chunks = self._connection.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        return int(documents), int(chunks)
+
+    def _rows_by_id(self, template: str, row_ids: Sequence[int]) -> list[sqlite3.Row]:
+        unique = list(dict.fromkeys(int(i) for i in row_ids))
+        rows: list[sqlite3.Row] = []
+        with self._lock:
+            for start in range(0, len(unique), _ID_BATCH):
+                batch = unique[start : start + _ID_BATCH]
+                sql = template.format(", ".join("?" * len(batch)))
+                rows.extend(self._connection.execute(sql, batch).fetchall())
+        return rows
+
+    def _iter_live(
+        self, columns: str, join: str, batch_size: int, max_seq: int | None
+    ) -> Iterator[list[sqlite3.Row]]:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        bound = (1 << 62) if max_seq is None else max_seq
+        sql = (
+            f"SELECT {columns} FROM chunks c {join} WHERE c.row_id > ? AND c.seq <= ? "
+            "ORDER BY c.row_id LIMIT ?"
+        )
+        last = 0
+        while True:
+            with self._lock:  # released between batches so writers are not starved
+                rows = self._connection.execute(sql, (last, bound, batch_size)).fetchall()
+            if not rows:
+                return
+            yield rows
+            last = int(rows[-1][0])
+
+
+_LEXICAL_SELECT = (
+    "SELECT c.row_id, c.text, c.section_path_json, d.title "
+    "FROM chunks c JOIN documents d USING (document_id)"
+)
+
+
+def _sequence(db: sqlite3.Connection) -> int:
+    row = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'changes'").fetchone()
+    return 0 if row is None else int(row[0])

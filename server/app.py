@@ -1,0 +1,122 @@
+"""`create_server(settings) -> (server, port)`: a real grpc.aio server with health and reflection.
+
+Call it from inside a running event loop. The server answers immediately: health reports
+NOT_SERVING (and RPCs UNAVAILABLE) until the model and indexes are loaded in the background.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from server.index_servicer import SERVICE_NAME as INDEX_SERVICE
+from server.index_servicer import IndexServicer
+from server.retrieval_servicer import SERVICE_NAME as RETRIEVAL_SERVICE
+from server.retrieval_servicer import RetrievalServicer
+from server.runtime import Runtime
+from server.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+SERVICES = (RETRIEVAL_SERVICE, INDEX_SERVICE)
+
+
+class GroundwireServer:
+    """The grpc.aio server plus the runtime it serves; owns start-up loading and graceful shutdown."""
+
+    def __init__(
+        self,
+        grpc_server: grpc.aio.Server,
+        runtime: Runtime,
+        health_servicer: health.aio.HealthServicer,
+    ) -> None:
+        self.grpc_server = grpc_server
+        self.runtime = runtime
+        self._health = health_servicer
+        self._load_task: asyncio.Task[None] | None = None
+
+    async def start(self, load: bool = True) -> None:
+        """Start serving and (unless `load` is False) begin loading in the background.
+
+        Health flips to SERVING when loading finishes; with load=False call `load()` yourself.
+        """
+        await self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
+        await self.grpc_server.start()
+        if load:
+            self.begin_loading()
+
+    def begin_loading(self) -> None:
+        """Load the model and indexes in the background."""
+        if self._load_task is None:
+            self._load_task = asyncio.create_task(self._load())
+
+    async def _load(self) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            await loop.run_in_executor(self.runtime.executor, self.runtime.load)
+        except Exception:
+            logger.exception("loading failed; the server stays NOT_SERVING")
+            return
+        await self._set_health(health_pb2.HealthCheckResponse.SERVING)
+
+    async def wait_until_ready(self, timeout: float | None = None) -> None:
+        """Wait for loading to finish (raises if it failed)."""
+        self.begin_loading()
+        assert self._load_task is not None
+        await asyncio.wait_for(asyncio.shield(self._load_task), timeout)
+        if not self.runtime.ready:
+            raise RuntimeError("groundwire failed to load; see the log")
+
+    async def stop(self, grace: float | None = None) -> None:
+        """Graceful shutdown: NOT_SERVING, drain RPCs for `grace` seconds, then close indexes."""
+        grace = self.runtime.settings.server.shutdown_grace_s if grace is None else grace
+        await self._health.enter_graceful_shutdown()
+        await self.grpc_server.stop(grace)
+        if self._load_task is not None and not self._load_task.done():
+            await asyncio.wait([self._load_task])
+        await asyncio.get_running_loop().run_in_executor(None, self.runtime.close)
+        logger.info("stopped")
+
+    async def wait_for_termination(self) -> None:
+        """Block until the gRPC server stops."""
+        await self.grpc_server.wait_for_termination()
+
+    async def _set_health(
+        self, status: health_pb2.HealthCheckResponse.ServingStatus.ValueType
+    ) -> None:
+        for service in ("", *SERVICES):
+            await self._health.set(service, status)
+
+
+def create_server(settings: Settings) -> tuple[GroundwireServer, int]:
+    """Build the server bound to settings.server.host:port (port 0 picks a free one)."""
+    limit = settings.server.max_message_bytes
+    grpc_server = grpc.aio.server(
+        options=[
+            ("grpc.max_receive_message_length", limit),
+            ("grpc.max_send_message_length", limit),
+            ("grpc.so_reuseport", 0),
+        ],
+    )
+    runtime = Runtime(settings)
+    grpc_server.add_generic_rpc_handlers(
+        (RetrievalServicer(runtime).handler(), IndexServicer(runtime).handler())
+    )
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, grpc_server)
+    if settings.server.reflection:
+        names = (
+            *SERVICES,
+            health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+            reflection.SERVICE_NAME,
+        )
+        reflection.enable_server_reflection(names, grpc_server)
+    address = f"{settings.server.host}:{settings.server.port}"
+    port = grpc_server.add_insecure_port(address)
+    if port == 0:
+        raise OSError(f"could not bind {address}; pick another server.port")
+    return GroundwireServer(grpc_server, runtime, health_servicer), port

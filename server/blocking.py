@@ -1,0 +1,29 @@
+"""Run blocking core work off the event loop, honouring the caller's deadline."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Callable
+from concurrent.futures import Executor
+from typing import Any, TypeVar
+
+import grpc
+
+T = TypeVar("T")
+
+
+async def run_blocking(
+    context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+    executor: Executor,
+    fn: Callable[..., T],
+    *args: Any,
+) -> T:
+    """Run `fn(*args)` on `executor`; DEADLINE_EXCEEDED if the deadline has already passed."""
+    remaining = context.time_remaining()
+    if remaining is not None and remaining <= 0:
+        await context.abort(
+            grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline expired before work started"
+        )
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(executor, functools.partial(fn, *args))

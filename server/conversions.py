@@ -1,0 +1,172 @@
+"""Domain objects -> proto messages and proto documents -> domain documents."""
+
+from __future__ import annotations
+
+from core.catalog.collection import Collection
+from core.context.assembly import AssembledContext, ContextCitation
+from core.models import Chunk, Document, Hit, SourceType, StageScores
+from core.retrieve.request import RetrievalResult
+from core.store.sqlite_store import StoredDocument
+from groundwire.v1 import common_pb2 as common
+from groundwire.v1 import index_service_pb2 as ix
+from groundwire.v1 import retrieval_service_pb2 as rs
+from server.enum_maps import FUSIONS, MODES, RISKS, SOURCE_TYPES, invert
+
+_SOURCE_TYPE_NUMBER = invert(SOURCE_TYPES)
+_RISK_NUMBER = invert(RISKS)
+_MODE_NUMBER = invert(MODES)
+_FUSION_NUMBER = invert(FUSIONS)
+_DENSE_KIND_NUMBER = {
+    "flat": ix.DENSE_INDEX_KIND_FLAT,
+    "hnsw": ix.DENSE_INDEX_KIND_HNSW,
+    "ivf_flat": ix.DENSE_INDEX_KIND_IVF_FLAT,
+}
+
+
+def chunk_to_proto(chunk: Chunk) -> common.Chunk:
+    """A stored chunk as the API shows it."""
+    return common.Chunk(
+        chunk_id=chunk.chunk_id,
+        document_id=chunk.document_id,
+        ordinal=chunk.ordinal,
+        text=chunk.text,
+        section_path=list(chunk.section_path),
+        has_code=chunk.has_code,
+        token_estimate=chunk.token_estimate,
+        source_type=_SOURCE_TYPE_NUMBER[chunk.source_type],
+        source_path=chunk.source_path,
+        page=chunk.page,
+        metadata=dict(chunk.metadata),
+        risk_flags=list(chunk.risk_flags),
+        risk_level=_RISK_NUMBER[chunk.risk_level],
+    )
+
+
+def scores_to_proto(scores: StageScores) -> common.ChunkScores:
+    """Per-stage scores; unset fields stay unset."""
+    values = {
+        name: getattr(scores, name)
+        for name in (
+            "dense",
+            "bm25",
+            "fused",
+            "rerank",
+            "expansion_discount",
+            "dense_rank",
+            "bm25_rank",
+        )
+        if getattr(scores, name) is not None
+    }
+    return common.ChunkScores(**values)
+
+
+def hit_to_proto(hit: Hit, in_context: bool) -> rs.Hit:
+    """One ranked hit."""
+    return rs.Hit(
+        chunk=chunk_to_proto(hit.chunk),
+        rank=hit.rank,
+        score=hit.score,
+        scores=scores_to_proto(hit.scores),
+        expanded_from=hit.expanded_from,
+        in_context=in_context,
+    )
+
+
+def citation_to_proto(citation: ContextCitation) -> rs.Citation:
+    """One citation of the assembled context."""
+    return rs.Citation(
+        tag=citation.tag,
+        document_id=citation.document_id,
+        chunk_id=citation.chunk_id,
+        section_path=list(citation.section_path),
+        source_path=citation.source_path,
+    )
+
+
+def context_to_proto(
+    context: AssembledContext, max_tokens: int | None, max_chars: int | None
+) -> rs.RetrievedContext:
+    """The assembled context with its budget figures."""
+    return rs.RetrievedContext(
+        text=context.text,
+        citations=[citation_to_proto(c) for c in context.citations],
+        token_estimate=context.token_estimate,
+        char_count=context.char_count,
+        budget_tokens=max_tokens or 0,
+        budget_chars=max_chars or 0,
+        truncated_hits=context.truncated_hits,
+    )
+
+
+def result_to_proto(
+    result: RetrievalResult, max_tokens: int | None, max_chars: int | None
+) -> rs.RetrieveResponse:
+    """The whole Retrieve response."""
+    included = set(result.context.included_row_ids)
+    return rs.RetrieveResponse(
+        hits=[hit_to_proto(h, h.chunk.row_id in included) for h in result.hits],
+        context=context_to_proto(result.context, max_tokens, max_chars),
+        collection=result.collection,
+        mode=_MODE_NUMBER[result.mode],
+        fusion=_FUSION_NUMBER[result.fusion] if result.fusion is not None else 0,
+        applied_filters=list(result.applied_filters),
+        total_candidates=result.total_candidates,
+        timings=[rs.StageTiming(stage=s, millis=ms) for s, ms in result.timings],
+        warnings=list(result.warnings),
+    )
+
+
+def document_from_proto(message: common.Document) -> Document:
+    """A domain Document; the source type is inferred from the path when unspecified."""
+    if message.source_type in SOURCE_TYPES:
+        source_type = SOURCE_TYPES[message.source_type]
+    else:
+        source_type = SourceType.from_path(message.source_path)
+    return Document(
+        document_id=message.document_id,
+        text=message.text,
+        source_type=source_type,
+        source_path=message.source_path,
+        title=message.title,
+        metadata=dict(message.metadata),
+    )
+
+
+def collection_info(collection: Collection) -> ix.CollectionInfo:
+    """A collection's description and sizes."""
+    config = collection.config
+    documents, chunks = collection.store.counts()
+    spec = config.dense
+    dense = ix.DenseIndexConfig(
+        kind=_DENSE_KIND_NUMBER.get(spec.kind, ix.DENSE_INDEX_KIND_UNSPECIFIED),
+        hnsw_m=spec.hnsw_m,
+        hnsw_ef_construction=spec.hnsw_ef_construction,
+        hnsw_ef_search=spec.hnsw_ef_search,
+        ivf_nprobe=spec.ivf_nprobe,
+    )
+    if spec.ivf_nlist is not None:
+        dense.ivf_nlist = spec.ivf_nlist
+    return ix.CollectionInfo(
+        name=collection.name,
+        description=config.description,
+        dense_index=dense,
+        chunking=ix.ChunkingOptions(
+            kind=ix.CHUNKER_KIND_STRUCTURE, max_tokens=config.chunk_max_tokens
+        ),
+        document_count=documents,
+        chunk_count=chunks,
+        embedding_model=config.embedding_model,
+        embedding_dim=config.embedding_dim,
+    )
+
+
+def document_to_proto(stored: StoredDocument) -> common.Document:
+    """A stored document as the API shows it (binary content is never returned)."""
+    return common.Document(
+        document_id=stored.document_id,
+        text=stored.text,
+        source_type=_SOURCE_TYPE_NUMBER[stored.source_type],
+        source_path=stored.source_path,
+        title=stored.title,
+        metadata=dict(stored.metadata),
+    )

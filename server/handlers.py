@@ -1,0 +1,153 @@
+"""Generic gRPC handlers: safe request parsing, request ids and the domain-error -> status table.
+
+grpc Python interceptors cannot see handler exceptions, so every servicer method is wrapped here.
+Requests that fail to parse (for example a string field holding invalid UTF-8) become
+INVALID_ARGUMENT instead of grpc's default INTERNAL.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+from google.protobuf.message import DecodeError, Message
+
+from core.errors import GroundwireError, InvalidArgument
+from server.errors import internal_status, rich_status
+from server.request_context import request_id_from, request_id_var
+
+logger = logging.getLogger(__name__)
+
+Context = grpc.aio.ServicerContext  # type: ignore[type-arg]
+
+
+@dataclass(frozen=True, slots=True)
+class MalformedRequest:
+    """Stands in for a request whose bytes did not parse."""
+
+    type_name: str
+    reason: str
+
+    def error(self) -> InvalidArgument:
+        """The error reported to the caller."""
+        return InvalidArgument(
+            f"the request is not a valid {self.type_name} message ({self.reason}); "
+            "check that string fields hold valid UTF-8 and the client uses the groundwire.v1 proto"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Rpc:
+    """One method of a service: its name, streaming kind, message types and behaviour."""
+
+    name: str
+    kind: str  # "unary_unary" | "unary_stream" | "stream_unary"
+    request: type[Message]
+    response: type[Message]
+    behavior: Callable[..., Any]
+
+
+def _parser(cls: type[Message]) -> Callable[[bytes], Message | MalformedRequest]:
+    def parse(data: bytes) -> Message | MalformedRequest:
+        try:
+            return cls.FromString(data)
+        except (DecodeError, ValueError, RuntimeError) as exc:
+            return MalformedRequest(cls.DESCRIPTOR.full_name, str(exc) or type(exc).__name__)
+
+    return parse
+
+
+async def _abort_for(exc: BaseException, context: Context) -> None:
+    if isinstance(exc, GroundwireError):
+        status = rich_status(exc)
+        logger.info("%s: %s", status.code.name, exc)
+    else:
+        logger.error("unexpected error", exc_info=exc)
+        status = internal_status(request_id_var.get())
+    await context.abort(status.code, status.details, status.trailing_metadata)
+
+
+def _check(request: Any) -> Any:
+    if isinstance(request, MalformedRequest):
+        raise request.error()
+    return request
+
+
+def _unary(
+    behavior: Callable[[Any, Context], Awaitable[Any]],
+) -> Callable[[Any, Context], Awaitable[Any]]:
+    async def handle(request: Any, context: Context) -> Any:
+        token = request_id_var.set(request_id_from(context))
+        try:
+            return await behavior(_check(request), context)
+        except grpc.aio.AbortError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every exception becomes a status
+            await _abort_for(exc, context)
+        finally:
+            request_id_var.reset(token)
+
+    return handle
+
+
+def _server_stream(
+    behavior: Callable[[Any, Context], AsyncIterator[Any]],
+) -> Callable[[Any, Context], AsyncIterator[Any]]:
+    async def handle(request: Any, context: Context) -> AsyncIterator[Any]:
+        token = request_id_var.set(request_id_from(context))
+        try:
+            async for item in behavior(_check(request), context):
+                yield item
+        except grpc.aio.AbortError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            await _abort_for(exc, context)
+        finally:
+            request_id_var.reset(token)
+
+    return handle
+
+
+async def _checked_stream(requests: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    async for request in requests:
+        yield _check(request)
+
+
+def _client_stream(
+    behavior: Callable[[AsyncIterator[Any], Context], Awaitable[Any]],
+) -> Callable[[AsyncIterator[Any], Context], Awaitable[Any]]:
+    async def handle(requests: AsyncIterator[Any], context: Context) -> Any:
+        token = request_id_var.set(request_id_from(context))
+        try:
+            return await behavior(_checked_stream(requests), context)
+        except grpc.aio.AbortError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            await _abort_for(exc, context)
+        finally:
+            request_id_var.reset(token)
+
+    return handle
+
+
+_FACTORIES: dict[str, tuple[Callable[..., Any], Callable[..., grpc.RpcMethodHandler]]] = {
+    "unary_unary": (_unary, grpc.unary_unary_rpc_method_handler),
+    "unary_stream": (_server_stream, grpc.unary_stream_rpc_method_handler),
+    "stream_unary": (_client_stream, grpc.stream_unary_rpc_method_handler),
+}
+
+
+def service_handler(service: str, rpcs: list[Rpc]) -> grpc.GenericRpcHandler:
+    """A generic handler for `service` (full name) serving `rpcs`."""
+    handlers = {}
+    for rpc in rpcs:
+        wrap, make = _FACTORIES[rpc.kind]
+        handlers[rpc.name] = make(
+            wrap(rpc.behavior),
+            request_deserializer=_parser(rpc.request),
+            response_serializer=rpc.response.SerializeToString,
+        )
+    return grpc.method_handlers_generic_handler(service, handlers)

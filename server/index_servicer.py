@@ -1,0 +1,267 @@
+"""IndexService: thin edge over the catalog and the indexer."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import grpc
+
+from core.catalog.collection import Collection
+from core.errors import InvalidArgument, LimitExceeded, NotFound
+from core.indexer import DocumentOutcome, Outcome
+from groundwire.v1 import index_service_pb2 as ix
+from server.blocking import run_blocking
+from server.conversions import (
+    chunk_to_proto,
+    collection_info,
+    document_from_proto,
+    document_to_proto,
+)
+from server.handlers import Context, Rpc, service_handler
+from server.index_validation import chunk_max_tokens, collection_or_default, delete_ids, dense_spec
+from server.runtime import Runtime
+
+SERVICE_NAME = ix.DESCRIPTOR.services_by_name["IndexService"].full_name
+_OUTCOME = {
+    Outcome.UPSERTED: ix.DOCUMENT_OUTCOME_UPSERTED,
+    Outcome.UNCHANGED: ix.DOCUMENT_OUTCOME_UNCHANGED,
+    Outcome.FAILED: ix.DOCUMENT_OUTCOME_FAILED,
+}
+BINARY_UNSUPPORTED = "binary content (PDF) is not supported in this version; send text or Markdown"
+
+
+class IndexServicer:
+    """Validates, converts, calls core, converts back."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+
+    def _collection(self, name: str, field: str = "collection") -> Collection:
+        default = self._runtime.settings.storage.default_collection
+        return self._runtime.catalog.get(collection_or_default(name, default, field))
+
+    async def upsert_documents(
+        self, requests: AsyncIterator[ix.UpsertDocumentsRequest], context: Context
+    ) -> ix.UpsertDocumentsResponse:
+        """UpsertDocuments: see the proto."""
+        limit = self._runtime.settings.indexing.max_documents_per_message
+        response = ix.UpsertDocumentsResponse()
+        collection: Collection | None = None
+        max_tokens = 0
+        async for request in requests:
+            if collection is None:
+                collection = self._collection(request.collection)
+                max_tokens = chunk_max_tokens(request.chunking, collection.config.chunk_max_tokens)
+            elif request.collection and request.collection != collection.name:
+                raise InvalidArgument.field(
+                    "collection",
+                    f"every message of the stream must name {collection.name!r}; got {request.collection!r}",
+                )
+            if len(request.documents) > limit:
+                raise LimitExceeded(
+                    f"documents: at most {limit} documents per message; got {len(request.documents)}; send smaller messages"
+                )
+            outcomes = await self._index_batch(collection, request, max_tokens, context)
+            _add_outcomes(response, outcomes)
+        if collection is not None:
+            await run_blocking(context, self._runtime.executor, _persist, collection)
+            response.sequence = collection.store.sequence()
+        return response
+
+    async def _index_batch(
+        self,
+        collection: Collection,
+        request: ix.UpsertDocumentsRequest,
+        max_tokens: int,
+        context: Context,
+    ) -> list[DocumentOutcome]:
+        binary = {i for i, d in enumerate(request.documents) if d.content}
+        documents = [
+            document_from_proto(d) for i, d in enumerate(request.documents) if i not in binary
+        ]
+        indexed = iter(
+            await run_blocking(
+                context,
+                self._runtime.executor,
+                self._runtime.indexer.index,
+                collection,
+                documents,
+                max_tokens,
+            )
+        )
+        return [
+            DocumentOutcome(d.document_id, Outcome.FAILED, error=BINARY_UNSUPPORTED)
+            if i in binary
+            else next(indexed)
+            for i, d in enumerate(request.documents)
+        ]
+
+    async def delete_documents(
+        self, request: ix.DeleteDocumentsRequest, context: Context
+    ) -> ix.DeleteDocumentsResponse:
+        """DeleteDocuments: see the proto."""
+        ids = delete_ids(list(request.document_ids))
+        collection = self._collection(request.collection)
+        result = await run_blocking(
+            context, self._runtime.executor, collection.delete_documents, ids
+        )
+        return ix.DeleteDocumentsResponse(
+            deleted=len(result.deleted), not_found=list(result.not_found), sequence=result.seq
+        )
+
+    async def get_document(
+        self, request: ix.GetDocumentRequest, context: Context
+    ) -> ix.GetDocumentResponse:
+        """GetDocument: see the proto."""
+        collection = self._collection(request.collection)
+        if not request.document_id:
+            raise InvalidArgument.field("document_id", "must not be empty")
+        stored = await run_blocking(
+            context, self._runtime.executor, collection.store.get_document, request.document_id
+        )
+        if stored is None:
+            raise NotFound(
+                f"document {request.document_id!r} does not exist in collection {collection.name!r}"
+            )
+        return ix.GetDocumentResponse(
+            document=document_to_proto(stored),
+            content_hash=stored.content_hash,
+            chunks=[chunk_to_proto(c) for c in stored.chunks],
+        )
+
+    async def create_collection(
+        self, request: ix.CreateCollectionRequest, context: Context
+    ) -> ix.CreateCollectionResponse:
+        """CreateCollection: see the proto."""
+        name = collection_or_default(request.name, "", "name") if request.name else ""
+        if not name:
+            raise InvalidArgument.field(
+                "name", "must not be empty; use 1-63 characters of a-z, 0-9, '_' and '-'"
+            )
+        spec = dense_spec(request.dense_index)
+        max_tokens = chunk_max_tokens(
+            request.chunking, self._runtime.settings.indexing.chunk_max_tokens
+        )
+        config = self._runtime.new_collection_config(
+            dense=spec, chunk_max_tokens=max_tokens, description=request.description
+        )
+        collection = await run_blocking(
+            context, self._runtime.executor, self._runtime.catalog.create, name, config
+        )
+        return ix.CreateCollectionResponse(collection=collection_info(collection))
+
+    async def drop_collection(
+        self, request: ix.DropCollectionRequest, context: Context
+    ) -> ix.DropCollectionResponse:
+        """DropCollection: see the proto."""
+        name = collection_or_default(request.name, "", "name") if request.name else ""
+        if not name:
+            raise InvalidArgument.field("name", "must not be empty")
+        dropped = await run_blocking(
+            context, self._runtime.executor, self._runtime.catalog.drop, name
+        )
+        return ix.DropCollectionResponse(dropped_documents=dropped)
+
+    async def list_collections(
+        self, request: ix.ListCollectionsRequest, context: Context
+    ) -> ix.ListCollectionsResponse:
+        """ListCollections: see the proto."""
+        catalog = self._runtime.catalog
+        infos = []
+        for name in catalog.names():
+            try:
+                infos.append(collection_info(catalog.get(name)))
+            except NotFound:
+                continue  # dropped meanwhile
+        return ix.ListCollectionsResponse(collections=infos)
+
+    async def stats(self, request: ix.StatsRequest, context: Context) -> ix.StatsResponse:
+        """Stats: see the proto."""
+        collection = self._collection(request.collection)
+        figures = await run_blocking(context, self._runtime.executor, collection.figures)
+        return ix.StatsResponse(
+            collection=collection_info(collection),
+            sequence=figures.sequence,
+            dense_sequence=figures.dense_sequence,
+            lexical_sequence=figures.lexical_sequence,
+            dense_vectors=figures.dense_vectors,
+            tombstones=max(0, figures.dense_vectors - figures.chunks),
+            disk_bytes=figures.disk_bytes,
+            dense_memory_bytes=figures.dense_memory_bytes,
+            dense_device="cpu",
+        )
+
+    def handler(self) -> grpc.GenericRpcHandler:
+        """The generic handler serving this service."""
+        return service_handler(
+            SERVICE_NAME,
+            [
+                Rpc(
+                    "UpsertDocuments",
+                    "stream_unary",
+                    ix.UpsertDocumentsRequest,
+                    ix.UpsertDocumentsResponse,
+                    self.upsert_documents,
+                ),
+                Rpc(
+                    "DeleteDocuments",
+                    "unary_unary",
+                    ix.DeleteDocumentsRequest,
+                    ix.DeleteDocumentsResponse,
+                    self.delete_documents,
+                ),
+                Rpc(
+                    "GetDocument",
+                    "unary_unary",
+                    ix.GetDocumentRequest,
+                    ix.GetDocumentResponse,
+                    self.get_document,
+                ),
+                Rpc(
+                    "CreateCollection",
+                    "unary_unary",
+                    ix.CreateCollectionRequest,
+                    ix.CreateCollectionResponse,
+                    self.create_collection,
+                ),
+                Rpc(
+                    "DropCollection",
+                    "unary_unary",
+                    ix.DropCollectionRequest,
+                    ix.DropCollectionResponse,
+                    self.drop_collection,
+                ),
+                Rpc(
+                    "ListCollections",
+                    "unary_unary",
+                    ix.ListCollectionsRequest,
+                    ix.ListCollectionsResponse,
+                    self.list_collections,
+                ),
+                Rpc("Stats", "unary_unary", ix.StatsRequest, ix.StatsResponse, self.stats),
+            ],
+        )
+
+
+def _persist(collection: Collection) -> None:
+    with collection.write_lock:
+        collection.commit_indexes(collection.store.sequence())
+
+
+def _add_outcomes(response: ix.UpsertDocumentsResponse, outcomes: list[DocumentOutcome]) -> None:
+    for outcome in outcomes:
+        response.results.append(
+            ix.DocumentResult(
+                document_id=outcome.document_id,
+                outcome=_OUTCOME[outcome.outcome],
+                chunk_count=outcome.chunk_count,
+                error=outcome.error,
+            )
+        )
+        if outcome.outcome is Outcome.UPSERTED:
+            response.upserted += 1
+            response.chunks_written += outcome.chunk_count
+        elif outcome.outcome is Outcome.UNCHANGED:
+            response.unchanged += 1
+        else:
+            response.failed += 1

@@ -1,0 +1,59 @@
+"""RetrievalService: thin edge over the retrieval pipeline."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import grpc
+
+from groundwire.v1 import retrieval_service_pb2 as rs
+from server.blocking import run_blocking
+from server.conversions import result_to_proto
+from server.handlers import Context, Rpc, service_handler
+from server.retrieve_validation import validate_retrieve
+from server.runtime import Runtime
+
+SERVICE_NAME = rs.DESCRIPTOR.services_by_name["RetrievalService"].full_name
+ANSWER_UNIMPLEMENTED = (
+    "Answer is not available in this server version; call Retrieve and pass its context "
+    "(with citation tags) to your generator"
+)
+
+
+class RetrievalServicer:
+    """Validates, converts, calls core, converts back."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+
+    async def retrieve(self, request: rs.RetrieveRequest, context: Context) -> rs.RetrieveResponse:
+        """Retrieve: see the proto."""
+        settings = self._runtime.settings
+        domain = validate_retrieve(request, settings.retrieval, settings.storage.default_collection)
+        result = await run_blocking(
+            context, self._runtime.executor, self._runtime.pipeline.retrieve, domain
+        )
+        return result_to_proto(result, domain.budget.max_tokens, domain.budget.max_chars)
+
+    async def answer(
+        self, request: rs.AnswerRequest, context: Context
+    ) -> AsyncIterator[rs.AnswerResponse]:
+        """Answer: not in this version; reports UNIMPLEMENTED with the alternative."""
+        await context.abort(grpc.StatusCode.UNIMPLEMENTED, ANSWER_UNIMPLEMENTED)
+        yield rs.AnswerResponse()  # pragma: no cover - abort raises
+
+    def handler(self) -> grpc.GenericRpcHandler:
+        """The generic handler serving this service."""
+        return service_handler(
+            SERVICE_NAME,
+            [
+                Rpc(
+                    "Retrieve",
+                    "unary_unary",
+                    rs.RetrieveRequest,
+                    rs.RetrieveResponse,
+                    self.retrieve,
+                ),
+                Rpc("Answer", "unary_stream", rs.AnswerRequest, rs.AnswerResponse, self.answer),
+            ],
+        )

@@ -1,0 +1,140 @@
+"""The composition root: builds core services from Settings and owns their lifetime."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from core.catalog.catalog import CollectionCatalog
+from core.catalog.collection import Collection
+from core.catalog.collection_config import CollectionConfig
+from core.dense.faiss_index import DenseIndexSpec
+from core.embed.device import select_device
+from core.embed.protocol import Embedder
+from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder, default_model_path
+from core.errors import IndexNotReady
+from core.indexer import Indexer
+from core.models import Document, SourceType
+from core.retrieve.pipeline import RetrievalPipeline
+from server.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+DEMO_CORPUS = Path(__file__).parent / "demo_corpus"
+
+
+class Runtime:
+    """Everything a running server needs; `load()` does the slow part, `close()` releases it."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.executor = ThreadPoolExecutor(
+            settings.server.worker_threads, thread_name_prefix="gw-work"
+        )
+        # Separate pool: pipeline work running on `executor` waits on lexical searches run here.
+        self.lexical_executor = ThreadPoolExecutor(
+            settings.server.worker_threads, thread_name_prefix="gw-lexical"
+        )
+        self.catalog = CollectionCatalog(Path(settings.storage.data_dir))
+        self._ready = threading.Event()
+        self._embedder: Embedder | None = None
+        self._indexer: Indexer | None = None
+        self._pipeline: RetrievalPipeline | None = None
+
+    def load(self) -> None:
+        """Load the model, open collections (replaying indexes) and seed the demo corpus if asked."""
+        choice = select_device(self.settings.model.device)
+        logger.info("embedding device: %s (%s)", choice.device, choice.reason)
+        path = self.settings.model.embedding_model_path or default_model_path()
+        self._embedder = SentenceTransformerEmbedder(
+            path, choice.device, self.settings.model.batch_size
+        )
+        self._indexer = Indexer(
+            self._embedder,
+            self.settings.indexing.chunk_max_tokens,
+            self.settings.indexing.max_document_bytes,
+        )
+        self._pipeline = RetrievalPipeline(self.catalog, self._embedder, self.lexical_executor)
+        self.catalog.open_all()
+        if self.settings.storage.seed_demo_corpus:
+            self._seed_demo()
+        self._ready.set()
+        logger.info("ready: %d collection(s) loaded", len(self.catalog.names()))
+
+    @property
+    def ready(self) -> bool:
+        """True once load() finished."""
+        return self._ready.is_set()
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedding model; IndexNotReady until loaded."""
+        self._require_ready()
+        assert self._embedder is not None
+        return self._embedder
+
+    @property
+    def indexer(self) -> Indexer:
+        """The ingestion service; IndexNotReady until loaded."""
+        self._require_ready()
+        assert self._indexer is not None
+        return self._indexer
+
+    @property
+    def pipeline(self) -> RetrievalPipeline:
+        """The retrieval pipeline; IndexNotReady until loaded."""
+        self._require_ready()
+        assert self._pipeline is not None
+        return self._pipeline
+
+    def new_collection_config(self, **overrides: object) -> CollectionConfig:
+        """A CollectionConfig for the loaded model with server defaults, overridable per field."""
+        embedder = self._embedder
+        assert embedder is not None
+        base = {
+            "dense": DenseIndexSpec(),
+            "chunk_max_tokens": self.settings.indexing.chunk_max_tokens,
+            "description": "",
+            "embedding_model": embedder.model_name,
+            "embedding_dim": embedder.dimension,
+        }
+        base.update(overrides)
+        return CollectionConfig(**base)  # type: ignore[arg-type]
+
+    def close(self) -> None:
+        """Persist indexes and stop worker threads."""
+        self._ready.clear()
+        self.catalog.close()
+        self.executor.shutdown(wait=True, cancel_futures=True)
+        self.lexical_executor.shutdown(wait=True, cancel_futures=True)
+
+    def _require_ready(self) -> None:
+        if not self._ready.is_set():
+            raise IndexNotReady("the server is still loading its indexes; retry in a moment")
+
+    def _seed_demo(self) -> None:
+        name = self.settings.storage.default_collection
+        assert self._indexer is not None
+        collection: Collection = self.catalog.get_or_create(
+            name, self.new_collection_config(description="bundled demo corpus: Python FAQ")
+        )
+        documents, _ = collection.store.counts()
+        if documents:
+            return
+        files = sorted(DEMO_CORPUS.glob("*.md"))
+        files = [f for f in files if f.name != "README.md"]
+        logger.info("default collection %r is empty: indexing %d demo documents", name, len(files))
+        docs = [
+            Document(
+                document_id=f.stem,
+                text=f.read_text("utf-8"),
+                source_type=SourceType.MARKDOWN,
+                source_path=f"demo_corpus/{f.name}",
+            )
+            for f in files
+        ]
+        outcomes = self._indexer.index(collection, docs)
+        collection.commit_indexes(collection.store.sequence())
+        logger.info("demo corpus indexed: %d chunks", sum(o.chunk_count for o in outcomes))

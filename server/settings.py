@@ -1,0 +1,219 @@
+"""Settings: one frozen object, loaded once from a TOML file plus GROUNDWIRE_* environment variables.
+
+Environment variables name a section and a key separated by a double underscore, for example
+``GROUNDWIRE_SERVER__PORT=7000`` or ``GROUNDWIRE_STORAGE__DATA_DIR=/var/lib/groundwire``.
+``GROUNDWIRE_CONFIG`` names the TOML file. Precedence: defaults < file < environment.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from core.errors import InvalidArgument
+from core.retrieve.fusion import FusionMethod
+from core.retrieve.modes import RetrievalMode
+
+ENV_PREFIX = "GROUNDWIRE_"
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSettings:
+    """The gRPC listener."""
+
+    host: str = "127.0.0.1"
+    port: int = 50051
+    max_message_bytes: int = 32 * MIB
+    shutdown_grace_s: float = 10.0
+    worker_threads: int = 8
+    reflection: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSettings:
+    """The embedding model. An empty path means the bundled all-MiniLM-L6-v2."""
+
+    embedding_model_path: str = ""
+    device: str = "auto"
+    batch_size: int = 32
+
+
+@dataclass(frozen=True, slots=True)
+class StorageSettings:
+    """Where collections live."""
+
+    data_dir: str = "groundwire-data"
+    default_collection: str = "default"
+    seed_demo_corpus: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class IndexingSettings:
+    """Chunking and ingestion limits."""
+
+    chunk_max_tokens: int = 200
+    max_document_bytes: int = 10 * MIB
+    max_documents_per_message: int = 256
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalSettings:
+    """Defaults and caps for Retrieve."""
+
+    default_top_k: int = 10
+    max_top_k: int = 100
+    max_query_chars: int = 2000
+    mode: RetrievalMode = RetrievalMode.HYBRID
+    fusion: FusionMethod = FusionMethod.RRF
+    rrf_k: int = 60
+    default_budget_tokens: int = 2000
+    max_budget_tokens: int = 200_000
+    max_budget_chars: int = 2_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything the composition root needs, grouped by concern."""
+
+    server: ServerSettings = field(default_factory=ServerSettings)
+    model: ModelSettings = field(default_factory=ModelSettings)
+    storage: StorageSettings = field(default_factory=StorageSettings)
+    indexing: IndexingSettings = field(default_factory=IndexingSettings)
+    retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
+    log_level: str = "INFO"
+
+    def replace(self, **sections: Any) -> Settings:
+        """A copy with whole sections or top-level values replaced."""
+        return dataclasses.replace(self, **sections)
+
+
+def load_settings(path: Path | None = None, env: Mapping[str, str] | None = None) -> Settings:
+    """Build Settings from defaults, an optional TOML file and the environment; validate them."""
+    env = os.environ if env is None else env
+    raw: dict[str, Any] = {}
+    file_path = path or (Path(env[f"{ENV_PREFIX}CONFIG"]) if f"{ENV_PREFIX}CONFIG" in env else None)
+    if file_path is not None:
+        raw = _read_toml(file_path)
+    _merge_env(raw, env)
+    settings = _build(Settings, raw, "")
+    validate_settings(settings)
+    return settings
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        raise InvalidArgument.field("config", f"settings file {path} does not exist") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InvalidArgument.field(
+            "config", f"settings file {path} is not valid TOML: {exc}"
+        ) from None
+
+
+def _merge_env(raw: dict[str, Any], env: Mapping[str, str]) -> None:
+    for name, value in env.items():
+        if not name.startswith(ENV_PREFIX) or name == f"{ENV_PREFIX}CONFIG":
+            continue
+        parts = name[len(ENV_PREFIX) :].lower().split("__")
+        target = raw
+        for part in parts[:-1]:
+            target = target.setdefault(part, {})
+            if not isinstance(target, dict):
+                raise InvalidArgument.field(
+                    name, "conflicts with a scalar setting of the same name"
+                )
+        target[parts[-1]] = value
+
+
+def _build(cls: type[Any], raw: Mapping[str, Any], prefix: str) -> Any:
+    known = {f.name: f for f in fields(cls)}
+    unknown = sorted(set(raw) - set(known))
+    if unknown:
+        where = prefix.rstrip(".") or "top level"
+        raise InvalidArgument.field(
+            f"{prefix}{unknown[0]}",
+            f"unknown setting in {where}; known settings: {', '.join(sorted(known))}",
+        )
+    values: dict[str, Any] = {}
+    for name, value in raw.items():
+        default = getattr(cls(), name)
+        values[name] = _coerce(default, value, f"{prefix}{name}")
+    return cls(**values)
+
+
+def _coerce(default: Any, value: Any, name: str) -> Any:
+    if dataclasses.is_dataclass(default):
+        if not isinstance(value, Mapping):
+            raise InvalidArgument.field(name, "must be a table of settings")
+        return _build(type(default), value, f"{name}.")
+    try:
+        if isinstance(default, bool):
+            return _to_bool(value)
+        if isinstance(default, (int, float, str)) and not isinstance(default, (bool,)):
+            kind = type(default)
+            if hasattr(kind, "__members__"):
+                return kind(str(value).lower())
+            return kind(value)
+    except ValueError:
+        accepted = ""
+        if hasattr(type(default), "__members__"):
+            accepted = "; one of: " + ", ".join(m.value for m in type(default))
+        raise InvalidArgument.field(
+            name, f"cannot use {value!r} as {type(default).__name__}{accepted}"
+        ) from None
+    return value
+
+
+def _to_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    lowered = str(value).strip().lower()
+    if lowered in {"1", "true", "yes", "on"}:
+        return True
+    if lowered in {"0", "false", "no", "off"}:
+        return False
+    raise ValueError(value)
+
+
+def validate_settings(settings: Settings) -> None:
+    """Check cross-field rules; each failure names the setting and the fix."""
+    checks: list[tuple[bool, str, str]] = [
+        (
+            0 <= settings.server.port <= 65535,
+            "server.port",
+            "must be 0-65535 (0 picks a free port)",
+        ),
+        (settings.server.max_message_bytes >= MIB, "server.max_message_bytes", "must be >= 1 MiB"),
+        (settings.server.worker_threads >= 1, "server.worker_threads", "must be >= 1"),
+        (settings.server.shutdown_grace_s >= 0, "server.shutdown_grace_s", "must be >= 0"),
+        (settings.model.batch_size >= 1, "model.batch_size", "must be >= 1"),
+        (
+            32 <= settings.indexing.chunk_max_tokens <= 1024,
+            "indexing.chunk_max_tokens",
+            "must be 32-1024",
+        ),
+        (settings.indexing.max_document_bytes >= 1, "indexing.max_document_bytes", "must be >= 1"),
+        (
+            1 <= settings.retrieval.default_top_k <= settings.retrieval.max_top_k,
+            "retrieval.default_top_k",
+            "must be between 1 and retrieval.max_top_k",
+        ),
+        (settings.retrieval.max_query_chars >= 1, "retrieval.max_query_chars", "must be >= 1"),
+        (settings.retrieval.rrf_k >= 1, "retrieval.rrf_k", "must be >= 1"),
+        (
+            1 <= settings.retrieval.default_budget_tokens <= settings.retrieval.max_budget_tokens,
+            "retrieval.default_budget_tokens",
+            "must be between 1 and retrieval.max_budget_tokens",
+        ),
+    ]
+    for ok, name, fix in checks:
+        if not ok:
+            raise InvalidArgument.field(name, fix)
