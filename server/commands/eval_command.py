@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from tqdm import tqdm
@@ -26,24 +27,11 @@ def configurations(settings: Settings) -> dict[str, RetrievalRequest]:
     base = RetrievalRequest(query="", collection="", top_k=10, candidate_depth=100)
     r = settings.retrieval
     return {
-        "dense": RetrievalRequest(**{**_fields(base), "mode": RetrievalMode.DENSE}),
-        "lexical": RetrievalRequest(**{**_fields(base), "mode": RetrievalMode.LEXICAL}),
-        "hybrid": RetrievalRequest(
-            **{
-                **_fields(base),
-                "mode": RetrievalMode.HYBRID,
-                "fusion": FusionMethod.RRF,
-                "rrf_k": 60,
-            }
-        ),
-        "default": RetrievalRequest(
-            **{**_fields(base), "mode": r.mode, "fusion": r.fusion, "rrf_k": r.rrf_k}
-        ),
+        "dense": replace(base, mode=RetrievalMode.DENSE),
+        "lexical": replace(base, mode=RetrievalMode.LEXICAL),
+        "hybrid": replace(base, mode=RetrievalMode.HYBRID, fusion=FusionMethod.RRF, rrf_k=60),
+        "default": replace(base, mode=r.mode, fusion=r.fusion, rrf_k=r.rrf_k),
     }
-
-
-def _fields(request: RetrievalRequest) -> dict[str, object]:
-    return {name: getattr(request, name) for name in request.__dataclass_fields__}
 
 
 def run_eval(settings: Settings, dataset_dir: Path, as_json: bool, output: Path | None) -> None:
