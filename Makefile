@@ -36,6 +36,7 @@ lint:
 	else echo "buf breaking: no previous commit with proto/ to compare against; skipped"; fi
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 codegen-check:
 	PYTHON=$(BIN)/python proto/generate.sh

@@ -58,6 +58,10 @@ class UpstreamFailure(GroundwireError):
         self.reason = reason
 
 
+class DeadlineExceeded(GroundwireError):
+    """An upstream call ran out of time."""
+
+
 class IndexNotReady(GroundwireError):
     """Indexes are still loading or rebuilding; retry shortly."""
 

@@ -78,6 +78,7 @@ class GroundwireServer:
         await self.grpc_server.stop(grace)
         if self._load_task is not None and not self._load_task.done():
             await asyncio.wait([self._load_task])
+        await self.runtime.aclose_generator()
         await asyncio.get_running_loop().run_in_executor(None, self.runtime.close)
         logger.info("stopped")
 

@@ -14,7 +14,7 @@ T = TypeVar("T")
 
 
 async def run_blocking(
-    context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+    context: grpc.aio.ServicerContext[Any, Any],
     executor: Executor,
     fn: Callable[..., T],
     *args: Any,

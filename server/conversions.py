@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from core.answer.events import AnswerDelta, AnswerEvent, AnswerStarted
 from core.catalog.collection import Collection
-from core.context.assembly import AssembledContext, ContextCitation
+from core.context.assembly import AssembledContext, ContextBudget, ContextCitation
 from core.models import Chunk, Document, Hit, SourceType, StageScores
 from core.retrieve.request import RetrievalResult
 from core.store.sqlite_store import StoredDocument
@@ -108,7 +109,9 @@ def result_to_proto(
         context=context_to_proto(result.context, max_tokens, max_chars),
         collection=result.collection,
         mode=_MODE_NUMBER[result.mode],
-        fusion=_FUSION_NUMBER[result.fusion] if result.fusion is not None else 0,
+        fusion=_FUSION_NUMBER[result.fusion]
+        if result.fusion is not None
+        else rs.FUSION_METHOD_UNSPECIFIED,
         applied_filters=list(result.applied_filters),
         total_candidates=result.total_candidates,
         timings=[rs.StageTiming(stage=s, millis=ms) for s, ms in result.timings],
@@ -169,4 +172,31 @@ def document_to_proto(stored: StoredDocument) -> common.Document:
         source_path=stored.source_path,
         title=stored.title,
         metadata=dict(stored.metadata),
+    )
+
+
+def answer_event_to_proto(event: AnswerEvent, budget: ContextBudget) -> rs.AnswerResponse:
+    """One answer-stream event; `budget` is the context budget the retrieval applied."""
+    if isinstance(event, AnswerStarted):
+        retrieval = result_to_proto(event.retrieval, budget.max_tokens, budget.max_chars)
+        return rs.AnswerResponse(
+            started=rs.AnswerStarted(retrieval=retrieval, template=event.template)
+        )
+    if isinstance(event, AnswerDelta):
+        return rs.AnswerResponse(delta=rs.AnswerDelta(text=event.text))
+    return rs.AnswerResponse(
+        summary=rs.AnswerSummary(
+            finish_reason=event.finish_reason,
+            usage=rs.TokenUsage(
+                prompt_tokens=event.prompt_tokens, completion_tokens=event.completion_tokens
+            ),
+            citations=[citation_to_proto(c) for c in event.citations],
+            invalid_citations=event.invalid_citations,
+            faithfulness=event.faithfulness,
+            generator=event.generator,
+            model=event.model,
+            timings=[rs.StageTiming(stage=s, millis=ms) for s, ms in event.timings],
+            rewritten_queries=list(event.rewritten_queries),
+            text=event.text,
+        )
     )

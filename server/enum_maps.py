@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from core.errors import FieldViolation
 from core.models import RiskLevel, SourceType
@@ -48,7 +48,7 @@ EXPANSION_STRATEGIES: frozenset[int] = frozenset(
 )
 
 
-def invert(mapping: Mapping[int, T]) -> dict[T, int]:
+def invert(mapping: Mapping[int, T]) -> dict[T, Any]:
     """Domain value -> proto number."""
     return {value: key for key, value in mapping.items()}
 

@@ -12,6 +12,7 @@ from grpc_status import rpc_status
 from core.errors import (
     AlreadyExists,
     Conflict,
+    DeadlineExceeded,
     GroundwireError,
     IndexNotReady,
     InvalidArgument,
@@ -32,6 +33,7 @@ STATUS_FOR_ERROR: dict[type[GroundwireError], grpc.StatusCode] = {
     LimitExceeded: grpc.StatusCode.RESOURCE_EXHAUSTED,
     UpstreamFailure: grpc.StatusCode.UNAVAILABLE,
     IndexNotReady: grpc.StatusCode.UNAVAILABLE,
+    DeadlineExceeded: grpc.StatusCode.DEADLINE_EXCEEDED,
 }
 
 INTERNAL_MESSAGE = "internal error; the server logged the details under request id {request_id}"
@@ -55,7 +57,8 @@ def rich_status(error: GroundwireError) -> grpc.Status:
         packed = any_pb2.Any()
         packed.Pack(detail)
         status.details.append(packed)
-    return rpc_status.to_status(status)
+    result: grpc.Status = rpc_status.to_status(status)
+    return result
 
 
 def internal_status(request_id: str) -> grpc.Status:
@@ -63,7 +66,8 @@ def internal_status(request_id: str) -> grpc.Status:
     status = status_pb2.Status(
         code=code_pb2.INTERNAL, message=INTERNAL_MESSAGE.format(request_id=request_id)
     )
-    return rpc_status.to_status(status)
+    result: grpc.Status = rpc_status.to_status(status)
+    return result
 
 
 def _detail_for(

@@ -21,7 +21,7 @@ from server.request_context import request_id_from, request_id_var
 
 logger = logging.getLogger(__name__)
 
-Context = grpc.aio.ServicerContext  # type: ignore[type-arg]
+Context = grpc.aio.ServicerContext[Any, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +133,7 @@ def _client_stream(
     return handle
 
 
-_FACTORIES: dict[str, tuple[Callable[..., Any], Callable[..., grpc.RpcMethodHandler]]] = {
+_FACTORIES: dict[str, tuple[Callable[..., Any], Callable[..., grpc.RpcMethodHandler[Any, Any]]]] = {
     "unary_unary": (_unary, grpc.unary_unary_rpc_method_handler),
     "unary_stream": (_server_stream, grpc.unary_stream_rpc_method_handler),
     "stream_unary": (_client_stream, grpc.stream_unary_rpc_method_handler),
@@ -142,7 +142,7 @@ _FACTORIES: dict[str, tuple[Callable[..., Any], Callable[..., grpc.RpcMethodHand
 
 def service_handler(service: str, rpcs: list[Rpc]) -> grpc.GenericRpcHandler:
     """A generic handler for `service` (full name) serving `rpcs`."""
-    handlers = {}
+    handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
     for rpc in rpcs:
         wrap, make = _FACTORIES[rpc.kind]
         handlers[rpc.name] = make(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextvars
 import logging
 import uuid
+from typing import Any
 
 import grpc
 
@@ -12,7 +13,7 @@ REQUEST_ID_HEADER = "x-request-id"
 request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
 
 
-def request_id_from(context: grpc.aio.ServicerContext) -> str:  # type: ignore[type-arg]
+def request_id_from(context: grpc.aio.ServicerContext[Any, Any]) -> str:
     """The caller's request id when it sent a sane one, else a new one."""
     for key, value in context.invocation_metadata() or ():
         if (

@@ -7,17 +7,14 @@ from collections.abc import AsyncIterator
 import grpc
 
 from groundwire.v1 import retrieval_service_pb2 as rs
+from server.answer_validation import validate_answer
 from server.blocking import run_blocking
-from server.conversions import result_to_proto
+from server.conversions import answer_event_to_proto, result_to_proto
 from server.handlers import Context, Rpc, service_handler
 from server.retrieve_validation import validate_retrieve
 from server.runtime import Runtime
 
 SERVICE_NAME = rs.DESCRIPTOR.services_by_name["RetrievalService"].full_name
-ANSWER_UNIMPLEMENTED = (
-    "Answer is not available in this server version; call Retrieve and pass its context "
-    "(with citation tags) to your generator"
-)
 
 
 class RetrievalServicer:
@@ -38,9 +35,21 @@ class RetrievalServicer:
     async def answer(
         self, request: rs.AnswerRequest, context: Context
     ) -> AsyncIterator[rs.AnswerResponse]:
-        """Answer: not in this version; reports UNIMPLEMENTED with the alternative."""
-        await context.abort(grpc.StatusCode.UNIMPLEMENTED, ANSWER_UNIMPLEMENTED)
-        yield rs.AnswerResponse()  # pragma: no cover - abort raises
+        """Answer: see the proto. Cancellation closes the generator, which stops upstream work."""
+        runtime = self._runtime
+        settings = runtime.settings
+        domain = validate_answer(
+            request,
+            settings.retrieval,
+            settings.storage.default_collection,
+            runtime.prompts.names(),
+        )
+        stream = runtime.answers.answer(domain)
+        try:
+            async for event in stream:
+                yield answer_event_to_proto(event, domain.retrieval.budget)
+        finally:
+            await stream.aclose()
 
     def handler(self) -> grpc.GenericRpcHandler:
         """The generic handler serving this service."""

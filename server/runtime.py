@@ -7,6 +7,8 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from core.answer.answer_service import AnswerService
+from core.answer.prompts import PromptLibrary, default_prompts_dir
 from core.catalog.catalog import CollectionCatalog
 from core.catalog.collection import Collection
 from core.catalog.collection_config import CollectionConfig
@@ -18,6 +20,7 @@ from core.errors import IndexNotReady
 from core.indexer import Indexer
 from core.models import Document, SourceType
 from core.retrieve.pipeline import RetrievalPipeline
+from server.generator_factory import build_generator
 from server.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -42,6 +45,15 @@ class Runtime:
         self._embedder: Embedder | None = None
         self._indexer: Indexer | None = None
         self._pipeline: RetrievalPipeline | None = None
+        self._answers: AnswerService | None = None
+        prompts_dir = (
+            Path(settings.generator.prompts_dir)
+            if settings.generator.prompts_dir
+            else default_prompts_dir()
+        )
+        self.prompts = PromptLibrary.load(
+            prompts_dir
+        )  # a broken template fails start-up, not a request
 
     def load(self) -> None:
         """Load the model, open collections (replaying indexes) and seed the demo corpus if asked."""
@@ -57,6 +69,8 @@ class Runtime:
             self.settings.indexing.max_document_bytes,
         )
         self._pipeline = RetrievalPipeline(self.catalog, self._embedder, self.lexical_executor)
+        generator = build_generator(self.settings.generator, self._embedder)
+        self._answers = AnswerService(lambda: self.pipeline, generator, self.prompts, self.executor)
         self.catalog.open_all()
         if self.settings.storage.seed_demo_corpus:
             self._seed_demo()
@@ -89,6 +103,13 @@ class Runtime:
         assert self._pipeline is not None
         return self._pipeline
 
+    @property
+    def answers(self) -> AnswerService:
+        """The answer service; IndexNotReady until loaded."""
+        self._require_ready()
+        assert self._answers is not None
+        return self._answers
+
     def new_collection_config(self, **overrides: object) -> CollectionConfig:
         """A CollectionConfig for the loaded model with server defaults, overridable per field."""
         embedder = self._embedder
@@ -102,6 +123,11 @@ class Runtime:
         }
         base.update(overrides)
         return CollectionConfig(**base)  # type: ignore[arg-type]
+
+    async def aclose_generator(self) -> None:
+        """Release the generator's connections or model (on the loop that used them)."""
+        if self._answers is not None:
+            await self._answers.generator.aclose()
 
     def close(self) -> None:
         """Persist indexes and stop worker threads."""

@@ -12,6 +12,7 @@ import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,39 @@ class RetrievalSettings:
     max_budget_chars: int = 2_000_000
 
 
+class GeneratorKind(str, Enum):
+    """Which generator answers: auto picks openai when a base_url is set, else extractive."""
+
+    AUTO = "auto"
+    EXTRACTIVE = "extractive"
+    OPENAI = "openai"
+    LOCAL = "local"
+
+
+@dataclass(frozen=True, slots=True)
+class GeneratorSettings:
+    """The answer generator. The API key is read from `api_key`, `api_key_file` or the environment."""
+
+    kind: GeneratorKind = GeneratorKind.AUTO
+    base_url: str = ""
+    model: str = ""
+    api: str = "completions"
+    api_key: str = field(default="", repr=False)
+    api_key_file: str = ""
+    temperature: float = 0.2
+    max_tokens: int = 256
+    timeout_s: float = 60.0
+    max_retries: int = 2
+    local_model_path: str = ""
+    prompts_dir: str = ""
+
+    def resolved_kind(self) -> GeneratorKind:
+        """AUTO resolved: openai with a base_url, extractive without."""
+        if self.kind is not GeneratorKind.AUTO:
+            return self.kind
+        return GeneratorKind.OPENAI if self.base_url else GeneratorKind.EXTRACTIVE
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     """Everything the composition root needs, grouped by concern."""
@@ -86,6 +120,7 @@ class Settings:
     storage: StorageSettings = field(default_factory=StorageSettings)
     indexing: IndexingSettings = field(default_factory=IndexingSettings)
     retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
+    generator: GeneratorSettings = field(default_factory=GeneratorSettings)
     log_level: str = "INFO"
 
     def replace(self, **sections: Any) -> Settings:
@@ -101,7 +136,7 @@ def load_settings(path: Path | None = None, env: Mapping[str, str] | None = None
     if file_path is not None:
         raw = _read_toml(file_path)
     _merge_env(raw, env)
-    settings = _build(Settings, raw, "")
+    settings: Settings = _build(Settings, raw, "")
     validate_settings(settings)
     return settings
 
@@ -213,6 +248,28 @@ def validate_settings(settings: Settings) -> None:
             "retrieval.default_budget_tokens",
             "must be between 1 and retrieval.max_budget_tokens",
         ),
+    ]
+    generator = settings.generator
+    checks += [
+        (
+            generator.api in {"completions", "chat"},
+            "generator.api",
+            'must be "completions" or "chat"',
+        ),
+        (
+            generator.resolved_kind() is not GeneratorKind.OPENAI or bool(generator.base_url),
+            "generator.base_url",
+            "is required for the openai generator, e.g. http://127.0.0.1:8000/v1",
+        ),
+        (
+            generator.resolved_kind() is not GeneratorKind.OPENAI or bool(generator.model),
+            "generator.model",
+            "is required for the openai generator (the model name the endpoint serves)",
+        ),
+        (0 <= generator.temperature <= 2, "generator.temperature", "must be between 0 and 2"),
+        (1 <= generator.max_tokens <= 8192, "generator.max_tokens", "must be between 1 and 8192"),
+        (generator.timeout_s > 0, "generator.timeout_s", "must be > 0"),
+        (generator.max_retries >= 0, "generator.max_retries", "must be >= 0"),
     ]
     for ok, name, fix in checks:
         if not ok:

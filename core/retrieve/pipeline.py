@@ -6,6 +6,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 
 import numpy as np
 
@@ -15,7 +16,7 @@ from core.context.assembly import assemble_context
 from core.embed.protocol import Embedder
 from core.models import Chunk, Hit
 from core.retrieve.filters import risk_admits
-from core.retrieve.fusion import fuse
+from core.retrieve.fusion import FusionMethod, fuse
 from core.retrieve.hit_builder import build_hits
 from core.retrieve.modes import RetrievalMode
 from core.retrieve.request import RetrievalRequest, RetrievalResult
@@ -69,6 +70,13 @@ class RetrievalPipeline:
             timings=timer.timings(),
             warnings=tuple(_warnings(request, hits)),
         )
+
+    def retrieve_many(self, request: RetrievalRequest, queries: Sequence[str]) -> RetrievalResult:
+        """Retrieve each query (normalised already) and fuse the results into one."""
+        results = [self.retrieve(replace(request, query=query)) for query in queries]
+        if len(results) == 1:
+            return results[0]
+        return fuse_results(results, request, self._embedder.count_tokens)
 
     def _admits(self, request: RetrievalRequest, chunk: Chunk) -> bool:
         return risk_admits(chunk, request.max_risk) and request.filters.matches(chunk)
@@ -184,3 +192,36 @@ def _warnings(request: RetrievalRequest, hits: Sequence[Hit]) -> list[str]:
     if not hits:
         warnings.append(NOTHING_MATCHED)
     return warnings
+
+
+def fuse_results(
+    results: Sequence[RetrievalResult],
+    request: RetrievalRequest,
+    count_tokens: Callable[[str], int],
+) -> RetrievalResult:
+    """One result from several (multi-query): hits fused by RRF on chunk, context re-assembled."""
+    rankings = [[(h.chunk.row_id, h.score) for h in r.hits] for r in results]
+    fused = fuse(FusionMethod.RRF, rankings, request.rrf_k)
+    first: dict[int, Hit] = {}
+    for result in results:
+        for hit in result.hits:
+            first.setdefault(hit.chunk.row_id, hit)
+    hits = [
+        replace(
+            first[row_id], rank=rank, score=score, scores=replace(first[row_id].scores, fused=score)
+        )
+        for rank, (row_id, score) in enumerate(fused[: request.top_k], start=1)
+    ]
+    timings = tuple((f"q{i}.{stage}", ms) for i, r in enumerate(results) for stage, ms in r.timings)
+    warnings = tuple(dict.fromkeys(w for r in results for w in r.warnings if w != NOTHING_MATCHED))
+    return RetrievalResult(
+        hits=tuple(hits),
+        context=assemble_context(hits, request.budget, count_tokens),
+        collection=results[0].collection,
+        mode=results[0].mode,
+        fusion=results[0].fusion,
+        applied_filters=results[0].applied_filters,
+        total_candidates=sum(r.total_candidates for r in results),
+        timings=timings,
+        warnings=warnings + ((NOTHING_MATCHED,) if not hits else ()),
+    )

@@ -18,8 +18,13 @@ def run_answer(target: str, request: rs.AnswerRequest) -> None:
             if kind == "delta":
                 print(event.delta.text, end="", flush=True)
             elif kind == "summary":
+                summary = event.summary
                 print()
-                for citation in event.summary.citations:
+                print(
+                    f"sources ({summary.generator}, {summary.model}; faithfulness {summary.faithfulness:.2f}, "
+                    f"{summary.invalid_citations} invalid citation(s) removed):"
+                )
+                for citation in summary.citations:
                     print(f"  {citation.tag} {' > '.join(citation.section_path)}")
     except grpc.RpcError as error:
         exit_on_rpc_error(error)

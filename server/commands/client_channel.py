@@ -29,4 +29,4 @@ def open_channel(target: str) -> grpc.Channel:
 
 def exit_on_rpc_error(error: grpc.RpcError) -> None:
     """Print a failed RPC's status and message, then exit non-zero."""
-    sys.exit(f"error: {error.code().name}: {error.details()}")  # type: ignore[attr-defined]
+    sys.exit(f"error: {error.code().name}: {error.details()}")

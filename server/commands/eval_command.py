@@ -45,7 +45,7 @@ def run_eval(settings: Settings, dataset_dir: Path, as_json: bool, output: Path 
         embedding_model=embedder.model_name,
         embedding_dim=embedder.dimension,
     )
-    bars: dict[str, tqdm] = {}  # type: ignore[type-arg]
+    bars: dict[str, tqdm] = {}
 
     def progress(stage: str, n: int) -> None:
         if stage not in bars:

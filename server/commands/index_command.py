@@ -60,7 +60,7 @@ def _document(file: Path, root: Path) -> common.Document:
 
 def _requests(
     files: list[tuple[Path, Path]], collection: str, bar: tqdm
-) -> Iterator[ix.UpsertDocumentsRequest]:  # type: ignore[type-arg]
+) -> Iterator[ix.UpsertDocumentsRequest]:
     for start in range(0, len(files), BATCH):
         batch = files[start : start + BATCH]
         yield ix.UpsertDocumentsRequest(
@@ -78,7 +78,7 @@ def run_index(target: str, collection: str, paths: Sequence[str]) -> None:
     try:
         stub.CreateCollection(ix.CreateCollectionRequest(name=collection))
     except grpc.RpcError as error:
-        if error.code() is not grpc.StatusCode.ALREADY_EXISTS:  # type: ignore[attr-defined]
+        if error.code() is not grpc.StatusCode.ALREADY_EXISTS:
             exit_on_rpc_error(error)
     started = time.perf_counter()
     with tqdm(total=len(files), unit="doc", desc=f"indexing into {collection}") as bar:

@@ -136,6 +136,14 @@ def test_query_errors_are_reported_with_status(served: ServeProcess) -> None:
     )
 
 
+def test_answer_streams_a_cited_answer_with_no_configuration(served: ServeProcess) -> None:
+    result = _cli("answer", "Why are Python strings immutable?", "--target", served.target)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("Extractive answer (no language model configured)")
+    assert "[DOC:faq-design | CHUNK:faq-design#" in result.stdout
+    assert "faithfulness 1.00" in result.stdout
+
+
 def test_sigterm_shuts_down_gracefully_and_data_survives_a_restart(
     served: ServeProcess, data_dir: Path, tmp_path: Path
 ) -> None:

@@ -152,12 +152,3 @@ def test_oversized_message_is_resource_exhausted(channel: grpc.Channel) -> None:
     with pytest.raises(grpc.RpcError) as info:
         raw(b"\x0a" + b"\xff\xff\xff\x0f" + b"a" * (33 * 1024 * 1024), timeout=60)
     assert info.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
-
-
-def test_answer_reports_unimplemented_with_the_alternative(
-    retrieval: rs_grpc.RetrievalServiceStub,
-) -> None:
-    with pytest.raises(grpc.RpcError) as info:
-        list(retrieval.Answer(rs.AnswerRequest(retrieve=_with()), timeout=30))
-    assert info.value.code() is grpc.StatusCode.UNIMPLEMENTED
-    assert "call Retrieve and pass its context" in info.value.details()

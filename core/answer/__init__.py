@@ -1,0 +1,1 @@
+"""Answer generation: prompt templates, generators, citation validation."""

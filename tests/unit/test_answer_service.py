@@ -1,0 +1,100 @@
+"""AnswerService over a real collection, with a scripted generator whose reply cites a fabricated chunk."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from core.answer.answer_service import AnswerRequest, AnswerService
+from core.answer.events import AnswerDelta, AnswerEvent, AnswerStarted, AnswerSummary
+from core.answer.prompts import PromptLibrary, default_prompts_dir
+from core.answer.protocol import GenerationEvent, GenerationFinished, GenerationRequest, TextDelta
+from core.catalog.catalog import CollectionCatalog
+from core.catalog.collection_config import CollectionConfig
+from core.embed.protocol import Embedder
+from core.indexer import Indexer
+from core.models import Document
+from core.retrieve.pipeline import RetrievalPipeline
+from core.retrieve.request import RetrievalRequest
+
+
+class ScriptedGenerator:
+    """Replies with fixed text built from the request's passages (a stand-in for an LLM's reply)."""
+
+    kind = "scripted"
+    model = "scripted-1"
+
+    def __init__(self, reply: str) -> None:
+        self.reply = reply
+        self.requests: list[GenerationRequest] = []
+
+    async def stream(self, request: GenerationRequest) -> AsyncIterator[GenerationEvent]:
+        self.requests.append(request)
+        real = request.passages[0].tag
+        for piece in self.reply.format(real=real).split("|SPLIT|"):
+            yield TextDelta(piece)
+        yield GenerationFinished("stop", prompt_tokens=120, completion_tokens=30)
+
+    async def aclose(self) -> None:
+        return None
+
+
+@pytest.fixture(scope="module")
+def pipeline(
+    embedder: Embedder, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[RetrievalPipeline]:
+    catalog = CollectionCatalog(Path(tmp_path_factory.mktemp("answer-data")))
+    catalog.open_all()
+    config = CollectionConfig(embedding_model=embedder.model_name, embedding_dim=embedder.dimension)
+    collection = catalog.create("docs", config)
+    docs = [
+        Document("tea.md", "# Tea\n\nGreen tea is steeped at 80 degrees for two minutes."),
+        Document("coffee.md", "# Coffee\n\nEspresso is brewed at nine bars of pressure."),
+    ]
+    Indexer(embedder, 200, 1 << 20).index(collection, docs)
+    with ThreadPoolExecutor(2) as pool:
+        yield RetrievalPipeline(catalog, embedder, pool)
+    catalog.close()
+
+
+def _run(service: AnswerService, query: str) -> list[AnswerEvent]:
+    async def collect() -> list[AnswerEvent]:
+        request = AnswerRequest(RetrievalRequest(query=query, collection="docs", top_k=2))
+        return [event async for event in service.answer(request)]
+
+    return asyncio.run(collect())
+
+
+def test_fabricated_citation_is_removed_and_counted(pipeline: RetrievalPipeline) -> None:
+    reply = "Steep green tea at 80 degrees. {real}|SPLIT| Add milk. [DOC:milk.md | CHUNK:milk.md#7]"
+    generator = ScriptedGenerator(reply)
+    with ThreadPoolExecutor(1) as pool:
+        service = AnswerService(
+            lambda: pipeline, generator, PromptLibrary.load(default_prompts_dir()), pool
+        )
+        events = _run(service, "At what temperature is green tea steeped?")
+    started, summary = events[0], events[-1]
+    assert isinstance(started, AnswerStarted) and isinstance(summary, AnswerSummary)
+    assert [type(e) for e in events[1:-1]] == [AnswerDelta, AnswerDelta]
+    assert summary.invalid_citations == 1
+    assert [c.chunk_id for c in summary.citations] == ["tea.md#0"]
+    assert summary.faithfulness == pytest.approx(0.5)
+    assert (summary.generator, summary.model) == ("scripted", "scripted-1")
+    assert (summary.prompt_tokens, summary.completion_tokens) == (120, 30)
+
+
+def test_prompt_holds_the_context_and_the_question(pipeline: RetrievalPipeline) -> None:
+    generator = ScriptedGenerator("Fine. {real}")
+    with ThreadPoolExecutor(1) as pool:
+        service = AnswerService(
+            lambda: pipeline, generator, PromptLibrary.load(default_prompts_dir()), pool
+        )
+        _run(service, "How is espresso brewed?")
+    prompt = generator.requests[0].prompt
+    assert "How is espresso brewed?" in prompt
+    assert "[DOC:coffee.md | CHUNK:coffee.md#0]" in prompt
+    assert generator.requests[0].passages[0].tag == "[DOC:coffee.md | CHUNK:coffee.md#0]"
