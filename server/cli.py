@@ -51,6 +51,9 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--dataset", type=Path, required=True)
     evaluate.add_argument("--json", action="store_true")
     evaluate.add_argument("--output", type=Path, help="also write the JSON report here")
+    evaluate.add_argument(
+        "--embedding-cache", type=Path, help="SQLite file caching document vectors between runs"
+    )
     return parser
 
 
@@ -108,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     elif args.command == "eval":
         from server.commands.eval_command import run_eval
 
-        run_eval(settings, args.dataset, args.json, args.output)
+        run_eval(settings, args.dataset, args.json, args.output, args.embedding_cache)
 
 
 if __name__ == "__main__":

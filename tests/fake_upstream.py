@@ -36,6 +36,21 @@ def completion_chunk(text: str, finish_reason: str | None = None) -> dict[str, A
             "choices": [choice]}  # fmt: skip
 
 
+def chat_chunk(
+    text: str | None, finish_reason: str | None = None, usage: tuple[int, int] | None = None
+) -> dict[str, Any]:
+    """A /v1/chat/completions stream chunk; with `usage` (prompt, completion) and no choices."""
+    chunk: dict[str, Any] = {"id": "chat-1", "object": "chat.completion.chunk", "created": 0,
+                             "model": "fake", "choices": []}  # fmt: skip
+    if usage is not None:
+        chunk["usage"] = {"prompt_tokens": usage[0], "completion_tokens": usage[1],
+                          "total_tokens": sum(usage)}  # fmt: skip
+        return chunk
+    delta = {"role": "assistant", "content": text}
+    chunk["choices"] = [{"index": 0, "delta": delta, "finish_reason": finish_reason}]
+    return chunk
+
+
 class FakeUpstream:
     """An HTTP server on 127.0.0.1:0 whose n-th request gets `script(n)` (n counts from 1)."""
 
@@ -43,6 +58,7 @@ class FakeUpstream:
         self.script = script
         self.hits = 0
         self.authorization: list[str] = []
+        self.bodies: list[dict[str, Any]] = []
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True).start()
@@ -65,7 +81,8 @@ class FakeUpstream:
                 pass
 
             def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                fake.bodies.append(json.loads(body or b"{}"))
                 fake.hits += 1
                 fake.authorization.append(self.headers.get("Authorization", ""))
                 reply = fake.script(fake.hits)

@@ -20,7 +20,6 @@ from core.errors import InvalidArgument, UpstreamFailure
 
 log = logging.getLogger(__name__)
 
-PACKAGED_MODEL_NAME = "gemma-3-270m-q4_k_m"
 # A base model keeps writing the next "Question:" block unless told to stop.
 DEFAULT_STOPS = ("\n\nQuestion:", "\n\nContext:", "<eos>", "<end_of_turn>")
 _MISSING_EXTRA = "the local generator needs the 'local' extra: pip install 'groundwire[local]'"
@@ -88,7 +87,7 @@ class LlamaCppGenerator:
         if not path.is_file():
             raise InvalidArgument.field("generator.model_path", f"no GGUF file at {path}")
         self.config = config
-        self.model = PACKAGED_MODEL_NAME if not config.model_path else path.stem
+        self.model = path.stem  # "gemma-3-270m-q4_k_m" for the packaged model
         self._llama = llama_cpp.Llama(
             model_path=str(path),
             n_ctx=config.n_ctx,

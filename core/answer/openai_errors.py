@@ -86,6 +86,7 @@ def redact_url(url: str) -> str:
     """`url` without user info, query or fragment, safe for messages and logs."""
     parts = urlsplit(url)
     host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host  # IPv6 literal
     netloc = f"{host}:{parts.port}" if parts.port else host
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 

@@ -175,6 +175,7 @@ class OpenAIGenerator:
                 max_tokens=max_tokens,
                 stop=stop,
                 stream=True,
+                stream_options={"include_usage": True},  # servers that ignore it: deltas counted
             )
         except openai.APIError as exc:
             raise self._failure(exc, streaming=False) from exc

@@ -10,7 +10,9 @@ from pathlib import Path
 from tqdm import tqdm
 
 from core.catalog.collection_config import CollectionConfig
+from core.embed.cached_embedder import CachedEmbedder
 from core.embed.device import select_device
+from core.embed.protocol import Embedder
 from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder, default_model_path
 from core.eval.beir import load_beir
 from core.eval.runner import evaluate_configurations
@@ -30,16 +32,27 @@ def configurations(settings: Settings) -> dict[str, RetrievalRequest]:
         "dense": replace(base, mode=RetrievalMode.DENSE),
         "lexical": replace(base, mode=RetrievalMode.LEXICAL),
         "hybrid": replace(base, mode=RetrievalMode.HYBRID, fusion=FusionMethod.RRF, rrf_k=60),
+        "hybrid-weighted": replace(base, mode=RetrievalMode.HYBRID, fusion=FusionMethod.WEIGHTED),
+        "hybrid-max": replace(base, mode=RetrievalMode.HYBRID, fusion=FusionMethod.MAX),
+        "hybrid-dbsf": replace(base, mode=RetrievalMode.HYBRID, fusion=FusionMethod.DBSF),
         "default": replace(base, mode=r.mode, fusion=r.fusion, rrf_k=r.rrf_k),
     }
 
 
-def run_eval(settings: Settings, dataset_dir: Path, as_json: bool, output: Path | None) -> None:
+def run_eval(
+    settings: Settings,
+    dataset_dir: Path,
+    as_json: bool,
+    output: Path | None,
+    cache: Path | None = None,
+) -> None:
     """Index the dataset in a temporary collection, score every configuration, print the table."""
     dataset = load_beir(dataset_dir)
     device = select_device(settings.model.device)
     path = settings.model.embedding_model_path or default_model_path()
-    embedder = SentenceTransformerEmbedder(path, device.device, settings.model.batch_size)
+    embedder: Embedder = SentenceTransformerEmbedder(path, device.device, settings.model.batch_size)
+    if cache is not None:
+        embedder = CachedEmbedder(embedder, cache)
     config = CollectionConfig(
         chunk_max_tokens=settings.indexing.chunk_max_tokens,
         embedding_model=embedder.model_name,

@@ -205,7 +205,15 @@ def test_eval_prints_metrics_for_every_configuration(tmp_path: Path) -> None:
     result = _cli("eval", "--dataset", str(dataset), "--json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
-    assert set(report["results"]) == {"dense", "lexical", "hybrid", "default"}
+    assert set(report["results"]) == {
+        "dense",
+        "lexical",
+        "hybrid",
+        "hybrid-weighted",
+        "hybrid-max",
+        "hybrid-dbsf",
+        "default",
+    }
     assert report["results"]["dense"] == {"mrr@10": 1.0, "recall@10": 1.0, "ndcg@10": 1.0}
     table = _cli("eval", "--dataset", str(dataset))
     assert table.stdout.splitlines()[0].split() == [

@@ -13,9 +13,15 @@ import time
 import pytest
 
 from core.answer.openai_generator import OpenAIGenerator, OpenAIGeneratorConfig
-from core.answer.protocol import GenerationEvent, GenerationFinished, GenerationRequest, TextDelta
+from core.answer.protocol import (
+    GenerationEvent,
+    GenerationFinished,
+    GenerationParams,
+    GenerationRequest,
+    TextDelta,
+)
 from core.errors import DeadlineExceeded, Overloaded, UpstreamFailure
-from tests.fake_upstream import FakeUpstream, Reply, SilentUpstream, completion_chunk
+from tests.fake_upstream import FakeUpstream, Reply, SilentUpstream, chat_chunk, completion_chunk
 from tests.llm_server import free_port
 
 REQUEST = GenerationRequest(prompt="Question: why?\nAnswer:", query="why?", passages=())
@@ -140,3 +146,31 @@ def test_api_key_is_sent_but_never_shown() -> None:
     with pytest.raises(UpstreamFailure) as caught:
         run(OpenAIGeneratorConfig(f"http://user:pw-secret@{host}?key=q", "m", max_retries=0))
     assert "secret" not in str(caught.value)
+
+
+def test_chat_api_sends_one_user_message_and_reads_usage() -> None:
+    chunks = [
+        chat_chunk(None),
+        chat_chunk("Paris"),
+        chat_chunk(".", "length"),
+        chat_chunk(None, usage=(12, 2)),
+    ]
+    fake = FakeUpstream(lambda n: Reply(sse=chunks))
+    config = OpenAIGeneratorConfig(fake.base_url, "m", api="chat", stop=("\n",))  # type: ignore[arg-type]
+
+    async def drain() -> list[GenerationEvent]:
+        generator = OpenAIGenerator(config)
+        params = GenerationParams(temperature=0.7, max_tokens=9, stop=("Q:",))
+        request = GenerationRequest("the prompt", "q", (), params)
+        try:
+            return [event async for event in generator.stream(request)]
+        finally:
+            await generator.aclose()
+
+    events = asyncio.run(drain())
+    fake.close()
+    assert events == [TextDelta("Paris"), TextDelta("."), GenerationFinished("length", 12, 2)]
+    sent = fake.bodies[0]
+    assert sent["messages"] == [{"role": "user", "content": "the prompt"}]
+    assert (sent["temperature"], sent["max_tokens"], sent["stop"]) == (0.7, 9, ["\n", "Q:"])
+    assert sent["stream"] is True and sent["stream_options"] == {"include_usage": True}

@@ -52,6 +52,7 @@ def test_redact_url_drops_credentials_and_query() -> None:
     assert redact_url("https://user:pw@api.example.com:8443/v1?key=k#f") == (
         "https://api.example.com:8443/v1"
     )
+    assert redact_url("http://k@[::1]:8000/v1") == "http://[::1]:8000/v1"
 
 
 def test_api_key_from_env_wins_over_file(tmp_path: Path) -> None:

@@ -1,0 +1,126 @@
+"""A real OpenAI-compatible server for tests: llama.cpp's bundled server in a child process."""
+
+from __future__ import annotations
+
+import atexit
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from types import TracebackType
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class LlamaServer:
+    """`python -m llama_cpp.server` on a free loopback port, serving one GGUF model."""
+
+    def __init__(
+        self,
+        model_path: Path,
+        *,
+        n_ctx: int = 2048,
+        n_threads: int | None = None,
+        startup_timeout_s: float = 120.0,
+    ) -> None:
+        self.model_path = model_path
+        self.port = free_port()
+        self.startup_timeout_s = startup_timeout_s
+        self._args = [
+            sys.executable, "-m", "llama_cpp.server",
+            "--model", str(model_path),
+            "--host", "127.0.0.1",
+            "--port", str(self.port),
+            "--n_ctx", str(n_ctx),
+            "--interrupt_requests", "False",  # a new request must not end a running one
+        ]  # fmt: skip
+        if n_threads is not None:
+            self._args += ["--n_threads", str(n_threads)]
+        self._log = tempfile.NamedTemporaryFile(prefix="llama-server-", suffix=".log", delete=False)
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI base URL, e.g. http://127.0.0.1:PORT/v1."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def log_path(self) -> Path:
+        """Where the server's stdout and stderr go."""
+        return Path(self._log.name)
+
+    def start(self) -> LlamaServer:
+        """Start the process and wait until GET /v1/models answers."""
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}  # log lines appear as they happen
+        self.process = subprocess.Popen(
+            self._args, stdout=self._log, stderr=subprocess.STDOUT, env=env
+        )
+        atexit.register(self.stop)  # no orphan server if a test forgets to stop it
+        deadline = time.monotonic() + self.startup_timeout_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                tail = self.log_tail()
+                self.stop()
+                raise RuntimeError(f"llama.cpp server exited early:\n{tail}")
+            try:
+                with urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as reply:
+                    if reply.status == 200:
+                        return self
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                time.sleep(0.2)
+        tail = self.log_tail()
+        self.stop()
+        raise RuntimeError(f"llama.cpp server not ready in {self.startup_timeout_s:g} s:\n{tail}")
+
+    def kill(self) -> None:
+        """SIGKILL the server, as a crash would."""
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        """Terminate; kill if it does not exit within `timeout_s`."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        self._log.close()
+        self.log_path.unlink(missing_ok=True)
+        atexit.unregister(self.stop)
+
+    def log_tail(self, chars: int = 4000) -> str:
+        """The end of the server's log, for failure messages."""
+        return self.log_path.read_text(errors="replace")[-chars:]
+
+    def wait_for_log(self, text: str, timeout_s: float) -> bool:
+        """Whether `text` appears in the server's log within `timeout_s`."""
+        deadline = time.monotonic() + timeout_s
+        while text not in self.log_path.read_text(errors="replace"):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+        return True
+
+    def __enter__(self) -> LlamaServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
