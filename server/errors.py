@@ -51,7 +51,10 @@ def status_code_for(error: GroundwireError) -> grpc.StatusCode:
 def rich_status(error: GroundwireError) -> grpc.Status:
     """A grpc.Status carrying google.rpc details (BadRequest, RetryInfo) in its trailers."""
     code = status_code_for(error)
-    status = status_pb2.Status(code=code.value[0], message=str(error))
+    message = str(error)
+    if isinstance(error, UpstreamFailure) and error.reason:
+        message = f"{message} (upstream said: {error.reason})"
+    status = status_pb2.Status(code=code.value[0], message=message)
     detail = _detail_for(error)
     if detail is not None:
         packed = any_pb2.Any()

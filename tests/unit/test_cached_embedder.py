@@ -10,7 +10,9 @@ from core.embed.cached_embedder import CachedEmbedder
 from core.embed.protocol import Embedder
 
 
-def test_cached_vectors_equal_fresh_ones_and_survive_reopen(embedder: Embedder, tmp_path: Path) -> None:
+def test_cached_vectors_equal_fresh_ones_and_survive_reopen(
+    embedder: Embedder, tmp_path: Path
+) -> None:
     texts = ["Strings are immutable.", "Lists are mutable.", "Strings are immutable."]
     cache = CachedEmbedder(embedder, tmp_path / "cache.sqlite")
     first = cache.embed_documents(texts)
