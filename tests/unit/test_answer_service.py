@@ -98,3 +98,42 @@ def test_prompt_holds_the_context_and_the_question(pipeline: RetrievalPipeline) 
     assert "How is espresso brewed?" in prompt
     assert "[DOC:coffee.md | CHUNK:coffee.md#0]" in prompt
     assert generator.requests[0].passages[0].tag == "[DOC:coffee.md | CHUNK:coffee.md#0]"
+
+
+class RewritingGenerator(ScriptedGenerator):
+    """Answers rewrite prompts with two search queries, and everything else like ScriptedGenerator."""
+
+    async def stream(self, request: GenerationRequest) -> AsyncIterator[GenerationEvent]:
+        if not request.passages and "Search queries:" in request.prompt:
+            self.requests.append(request)
+            yield TextDelta("1. espresso brewing pressure\n- green tea steeping temperature\n")
+            yield GenerationFinished("stop")
+            return
+        async for event in super().stream(request):
+            yield event
+
+
+def test_rewrite_retrieves_each_query_and_fuses(pipeline: RetrievalPipeline) -> None:
+    generator = RewritingGenerator("Both. {real}")
+    with ThreadPoolExecutor(1) as pool:
+        service = AnswerService(
+            lambda: pipeline, generator, PromptLibrary.load(default_prompts_dir()), pool
+        )
+
+        async def collect() -> list[AnswerEvent]:
+            request = AnswerRequest(
+                RetrievalRequest(query="Tell me about hot drinks", collection="docs", top_k=2),
+                rewrite=True,
+            )
+            return [event async for event in service.answer(request)]
+
+        events = asyncio.run(collect())
+    started, summary = events[0], events[-1]
+    assert isinstance(started, AnswerStarted) and isinstance(summary, AnswerSummary)
+    assert summary.rewritten_queries == (
+        "Tell me about hot drinks",
+        "espresso brewing pressure",
+        "green tea steeping temperature",
+    )
+    assert {h.chunk.document_id for h in started.retrieval.hits} == {"tea.md", "coffee.md"}
+    assert any(stage.startswith("q2.") for stage, _ in started.retrieval.timings)
