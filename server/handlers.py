@@ -76,13 +76,15 @@ def _check(request: Any) -> Any:
     return request
 
 
-def _unary(
-    behavior: Callable[[Any, Context], Awaitable[Any]],
+def _awaited(
+    behavior: Callable[[Any, Context], Awaitable[Any]], prepare: Callable[[Any], Any]
 ) -> Callable[[Any, Context], Awaitable[Any]]:
+    """Wrap a handler that returns one response (unary or client-streaming requests)."""
+
     async def handle(request: Any, context: Context) -> Any:
         token = request_id_var.set(request_id_from(context))
         try:
-            return await behavior(_check(request), context)
+            return await behavior(prepare(request), context)
         except grpc.aio.AbortError:
             raise
         except Exception as exc:  # noqa: BLE001 - every exception becomes a status
@@ -116,27 +118,16 @@ async def _checked_stream(requests: AsyncIterator[Any]) -> AsyncIterator[Any]:
         yield _check(request)
 
 
-def _client_stream(
-    behavior: Callable[[AsyncIterator[Any], Context], Awaitable[Any]],
-) -> Callable[[AsyncIterator[Any], Context], Awaitable[Any]]:
-    async def handle(requests: AsyncIterator[Any], context: Context) -> Any:
-        token = request_id_var.set(request_id_from(context))
-        try:
-            return await behavior(_checked_stream(requests), context)
-        except grpc.aio.AbortError:
-            raise
-        except Exception as exc:  # noqa: BLE001
-            await _abort_for(exc, context)
-        finally:
-            request_id_var.reset(token)
-
-    return handle
-
-
 _FACTORIES: dict[str, tuple[Callable[..., Any], Callable[..., grpc.RpcMethodHandler[Any, Any]]]] = {
-    "unary_unary": (_unary, grpc.unary_unary_rpc_method_handler),
+    "unary_unary": (
+        lambda behavior: _awaited(behavior, _check),
+        grpc.unary_unary_rpc_method_handler,
+    ),
     "unary_stream": (_server_stream, grpc.unary_stream_rpc_method_handler),
-    "stream_unary": (_client_stream, grpc.stream_unary_rpc_method_handler),
+    "stream_unary": (
+        lambda behavior: _awaited(behavior, _checked_stream),
+        grpc.stream_unary_rpc_method_handler,
+    ),
 }
 
 
