@@ -13,8 +13,8 @@ import numpy as np
 from core.catalog.collection import Collection
 from core.embed.protocol import Embedder
 from core.errors import InvalidArgument
-from core.ingest.chunking import chunk_document
-from core.models import ChunkDraft, Document
+from core.ingest.document_chunker import ChunkedDraft, chunk_any
+from core.models import ChunkDraft, Document, RiskLevel
 from core.store.sqlite_store import LexicalRow
 
 logger = logging.getLogger(__name__)
@@ -39,6 +39,7 @@ class DocumentOutcome:
     chunk_count: int = 0
     error: str = ""
     sequence: int = 0
+    risk_flags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +47,7 @@ class _Prepared:
     document: Document
     content_hash: str
     chunks: tuple[ChunkDraft, ...]
+    risks: tuple[tuple[tuple[str, ...], RiskLevel], ...]
 
 
 def embedding_text(section_path: Sequence[str], text: str) -> str:
@@ -104,7 +106,7 @@ class Indexer:
         self, collection: Collection, document: Document, max_tokens: int
     ) -> _Prepared | None:
         validate_document_id(document.document_id)
-        size = len(document.text.encode("utf-8", "surrogatepass"))
+        size = len(document.text.encode("utf-8", "surrogatepass")) + len(document.content)
         if size > self._max_document_bytes:
             raise InvalidArgument.field(
                 "documents.text",
@@ -114,14 +116,15 @@ class Indexer:
         content_hash = document.content_hash()
         if collection.store.document_hash(document.document_id) == content_hash:
             return None
-        drafts = chunk_document(document, max_tokens, self._embedder.count_tokens)
-        if not drafts:
+        chunked = chunk_any(document, document.content, max_tokens, self._embedder.count_tokens)
+        if not chunked:
             raise InvalidArgument.field(
                 "documents.text", f"document {document.document_id!r} has no indexable text"
             )
-        if document.title:
-            drafts = [_with_title(draft, document.title) for draft in drafts]
-        return _Prepared(document, content_hash, tuple(drafts))
+        drafts = [
+            _with_title(c.draft, document.title) if document.title else c.draft for c in chunked
+        ]
+        return _Prepared(document, content_hash, tuple(drafts), tuple(_risk(c) for c in chunked))
 
     def _write(
         self,
@@ -138,7 +141,7 @@ class Indexer:
             block = vectors[offset : offset + count]
             offset += count
             result = collection.store.upsert_document(
-                item.document, item.content_hash, item.chunks, block
+                item.document, item.content_hash, item.chunks, block, item.risks
             )
             rows = [
                 LexicalRow(row_id, chunk.text, item.document.title, " / ".join(chunk.section_path))
@@ -147,9 +150,17 @@ class Indexer:
             collection.apply_upsert(result.added_row_ids, block, result.removed_row_ids, rows)
             sequence = result.seq
             outcomes[position] = DocumentOutcome(
-                item.document.document_id, Outcome.UPSERTED, chunk_count=count, sequence=sequence
+                item.document.document_id,
+                Outcome.UPSERTED,
+                chunk_count=count,
+                sequence=sequence,
+                risk_flags=tuple(sorted({flag for flags, _ in item.risks for flag in flags})),
             )
         return sequence
+
+
+def _risk(chunked: ChunkedDraft) -> tuple[tuple[str, ...], RiskLevel]:
+    return chunked.risk_flags, chunked.risk_level
 
 
 def _with_title(draft: ChunkDraft, title: str) -> ChunkDraft:

@@ -53,10 +53,12 @@ class Document:
     source_path: str = ""
     title: str = ""
     metadata: Mapping[str, str] = field(default_factory=dict)
+    content: bytes = b""  # raw bytes for binary formats (PDF); text formats use `text`
 
     def content_hash(self) -> str:
-        """SHA-256 over everything that changes the chunks: text, type, path, title, metadata."""
+        """SHA-256 over everything that changes the chunks: text, bytes, type, path, title, metadata."""
         digest = hashlib.sha256()
+        digest.update(hashlib.sha256(self.content).digest())
         for part in (self.text, self.source_type.value, self.source_path, self.title):
             digest.update(part.encode("utf-8", "surrogatepass"))
             digest.update(b"\x00")

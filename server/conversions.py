@@ -132,6 +132,7 @@ def document_from_proto(message: common.Document) -> Document:
         source_path=message.source_path,
         title=message.title,
         metadata=dict(message.metadata),
+        content=message.content,
     )
 
 

@@ -27,7 +27,6 @@ _OUTCOME = {
     Outcome.UNCHANGED: ix.DOCUMENT_OUTCOME_UNCHANGED,
     Outcome.FAILED: ix.DOCUMENT_OUTCOME_FAILED,
 }
-BINARY_UNSUPPORTED = "binary content (PDF) is not supported in this version; send text or Markdown"
 
 
 class IndexServicer:
@@ -75,26 +74,11 @@ class IndexServicer:
         max_tokens: int,
         context: Context,
     ) -> list[DocumentOutcome]:
-        binary = {i for i, d in enumerate(request.documents) if d.content}
-        documents = [
-            document_from_proto(d) for i, d in enumerate(request.documents) if i not in binary
-        ]
-        indexed = iter(
-            await run_blocking(
-                context,
-                self._runtime.executor,
-                self._runtime.indexer.index,
-                collection,
-                documents,
-                max_tokens,
-            )
+        documents = [document_from_proto(d) for d in request.documents]
+        runtime = self._runtime
+        return await run_blocking(
+            context, runtime.executor, runtime.indexer.index, collection, documents, max_tokens
         )
-        return [
-            DocumentOutcome(d.document_id, Outcome.FAILED, error=BINARY_UNSUPPORTED)
-            if i in binary
-            else next(indexed)
-            for i, d in enumerate(request.documents)
-        ]
 
     async def delete_documents(
         self, request: ix.DeleteDocumentsRequest, context: Context
@@ -256,6 +240,7 @@ def _add_outcomes(response: ix.UpsertDocumentsResponse, outcomes: list[DocumentO
                 outcome=_OUTCOME[outcome.outcome],
                 chunk_count=outcome.chunk_count,
                 error=outcome.error,
+                risk_flags=list(outcome.risk_flags),
             )
         )
         if outcome.outcome is Outcome.UPSERTED:

@@ -14,6 +14,7 @@ from core.catalog.collection import Collection
 from core.catalog.collection_config import CollectionConfig
 from core.dense.faiss_index import DenseIndexSpec
 from core.embed.device import select_device
+from core.embed.micro_batcher import MicroBatchingEmbedder
 from core.embed.protocol import Embedder
 from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder, default_model_path
 from core.errors import IndexNotReady
@@ -42,7 +43,7 @@ class Runtime:
         )
         self.catalog = CollectionCatalog(Path(settings.storage.data_dir))
         self._ready = threading.Event()
-        self._embedder: Embedder | None = None
+        self._embedder: MicroBatchingEmbedder | None = None
         self._indexer: Indexer | None = None
         self._pipeline: RetrievalPipeline | None = None
         self._answers: AnswerService | None = None
@@ -60,8 +61,12 @@ class Runtime:
         choice = select_device(self.settings.model.device)
         logger.info("embedding device: %s (%s)", choice.device, choice.reason)
         path = self.settings.model.embedding_model_path or default_model_path()
-        self._embedder = SentenceTransformerEmbedder(
-            path, choice.device, self.settings.model.batch_size
+        model = self.settings.model
+        self._embedder = MicroBatchingEmbedder(
+            SentenceTransformerEmbedder(path, choice.device, model.batch_size),
+            max_batch=model.query_batch_max,
+            max_wait_ms=model.query_batch_wait_ms,
+            max_queue=model.query_queue_max,
         )
         self._indexer = Indexer(
             self._embedder,
@@ -132,6 +137,8 @@ class Runtime:
     def close(self) -> None:
         """Persist indexes and stop worker threads."""
         self._ready.clear()
+        if self._embedder is not None:
+            self._embedder.close()
         self.catalog.close()
         self.executor.shutdown(wait=True, cancel_futures=True)
         self.lexical_executor.shutdown(wait=True, cancel_futures=True)

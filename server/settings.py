@@ -43,6 +43,9 @@ class ModelSettings:
     embedding_model_path: str = ""
     device: str = "auto"
     batch_size: int = 32
+    query_batch_max: int = 64  # concurrent queries embedded in one forward pass, at most
+    query_batch_wait_ms: float = 2.0  # how long the first query waits for company
+    query_queue_max: int = 1024  # pending queries beyond this get RESOURCE_EXHAUSTED
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,6 +233,9 @@ def validate_settings(settings: Settings) -> None:
         (settings.server.worker_threads >= 1, "server.worker_threads", "must be >= 1"),
         (settings.server.shutdown_grace_s >= 0, "server.shutdown_grace_s", "must be >= 0"),
         (settings.model.batch_size >= 1, "model.batch_size", "must be >= 1"),
+        (settings.model.query_batch_max >= 1, "model.query_batch_max", "must be >= 1"),
+        (settings.model.query_batch_wait_ms >= 0, "model.query_batch_wait_ms", "must be >= 0"),
+        (settings.model.query_queue_max >= 1, "model.query_queue_max", "must be >= 1"),
         (
             32 <= settings.indexing.chunk_max_tokens <= 1024,
             "indexing.chunk_max_tokens",

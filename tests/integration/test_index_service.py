@@ -88,6 +88,9 @@ def test_failed_documents_do_not_stop_the_stream(index: ix_grpc.IndexServiceStub
         ("ok.md", ix.DOCUMENT_OUTCOME_UPSERTED),
     ]
     assert response.results[0].error == "documents.text: document 'empty.md' has no indexable text"
+    assert response.results[1].error.startswith(
+        "documents.content: document 'scan.pdf' is not a readable PDF"
+    )
 
 
 def test_deleted_documents_never_come_back(

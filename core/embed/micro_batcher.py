@@ -1,0 +1,232 @@
+"""`MicroBatchingEmbedder`: gathers concurrent query embeddings into one forward pass.
+
+Callers on many threads each enqueue their texts as one item and wait on a future. A single
+daemon worker takes the oldest item, gathers more until `max_batch` texts are waiting or
+`max_wait_ms` has passed, runs one `inner.embed_queries` over the concatenation and hands each
+caller its own rows. The same path runs on CPU and GPU (the inner embedder owns the device and
+precision). A full queue raises `Overloaded` with a retry estimate from recent batch latency.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from collections import deque
+from collections.abc import Sequence
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from core.embed.protocol import Embedder
+from core.errors import DeadlineExceeded, Overloaded
+
+logger = logging.getLogger(__name__)
+
+FloatArray = npt.NDArray[np.float32]
+MIN_RETRY_AFTER_S = 0.05
+_LATENCY_SMOOTHING = 0.2  # weight of the newest batch in the latency moving average
+
+
+@dataclass(frozen=True, slots=True)
+class MicroBatcherStats:
+    """Counters since construction: successful batches and the texts they embedded, failed
+    batches, and texts waiting now."""
+
+    batches: int
+    texts: int
+    failed_batches: int
+    pending_texts: int
+
+    @property
+    def mean_batch_size(self) -> float:
+        """Texts per inner call (0.0 before the first batch)."""
+        return self.texts / self.batches if self.batches else 0.0
+
+
+@dataclass(slots=True, eq=False)
+class _Item:
+    texts: list[str]
+    future: Future[FloatArray] = field(default_factory=Future)
+
+
+class MicroBatchingEmbedder:
+    """An `Embedder` whose `embed_queries` is batched across threads; everything else delegates.
+
+    `max_batch`: most texts per inner call (a single larger request is split into chunks);
+    `max_wait_ms`: longest a gathered batch waits for company; `max_queue`: most texts waiting
+    before new requests are refused with `Overloaded`.
+    """
+
+    def __init__(
+        self,
+        inner: Embedder,
+        max_batch: int = 64,
+        max_wait_ms: float = 2.0,
+        max_queue: int = 1024,
+    ) -> None:
+        if max_batch < 1 or max_queue < 1 or max_wait_ms < 0:
+            raise ValueError(
+                f"need max_batch >= 1, max_queue >= 1 and max_wait_ms >= 0, got "
+                f"{max_batch}, {max_queue} and {max_wait_ms}"
+            )
+        self._inner = inner
+        self.model_name = inner.model_name
+        self.dimension = inner.dimension
+        self.max_tokens = inner.max_tokens
+        self.device = inner.device
+        self._max_batch = max_batch
+        self._max_wait_s = max_wait_ms / 1000.0
+        self._max_queue = max_queue
+        self._condition = threading.Condition()
+        self._queue: deque[_Item] = deque()
+        self._pending_texts = 0
+        self._closed = False
+        self._batches = 0
+        self._texts = 0
+        self._failed = 0
+        self._latency_s = 0.0
+        self._worker = threading.Thread(target=self._run, name="query-micro-batcher", daemon=True)
+        self._worker.start()
+
+    def embed_documents(self, texts: Sequence[str]) -> FloatArray:
+        """Embeddings of passages, straight from the inner embedder (not batched here)."""
+        return self._inner.embed_documents(texts)
+
+    def count_tokens(self, text: str) -> int:
+        """Token count from the inner embedder."""
+        return self._inner.count_tokens(text)
+
+    def embed_queries(self, texts: Sequence[str], timeout_s: float | None = None) -> FloatArray:
+        """Embeddings of queries: float32 (len(texts), dimension), from a shared batch.
+
+        Raises `Overloaded` when the queue is full, `DeadlineExceeded` when no result came within
+        `timeout_s` (the request is dropped, others are unaffected), `RuntimeError` after
+        `close()`, and whatever the inner embedder raised for this request's batch.
+        """
+        if not texts:
+            return np.empty((0, self.dimension), dtype=np.float32)
+        item = _Item(list(texts))
+        with self._condition:
+            if self._closed:
+                raise RuntimeError("the query micro-batcher is closed")
+            pending = self._pending_texts
+            if pending and pending + len(item.texts) > self._max_queue:
+                raise Overloaded(
+                    f"query embedding queue is full ({pending} pending); retry shortly",
+                    retry_after_s=self._retry_after_s(pending),
+                )
+            self._queue.append(item)
+            self._pending_texts += len(item.texts)
+            self._condition.notify()
+        try:
+            return item.future.result(timeout=timeout_s)
+        except FutureTimeout:
+            item.future.cancel()  # still queued: the worker skips it; running: result discarded
+            raise DeadlineExceeded(f"query embedding did not finish within {timeout_s} s") from None
+
+    def stats(self) -> MicroBatcherStats:
+        """A snapshot of the counters."""
+        with self._condition:
+            return MicroBatcherStats(self._batches, self._texts, self._failed, self._pending_texts)
+
+    def close(self, timeout_s: float | None = 10.0) -> None:
+        """Stop the worker after its current batch; queued requests fail. Idempotent."""
+        with self._condition:
+            self._closed = True
+            self._condition.notify_all()
+        if threading.current_thread() is not self._worker:
+            self._worker.join(timeout_s)
+
+    def _retry_after_s(self, pending: int) -> float:
+        batches_ahead = math.ceil(pending / self._max_batch)
+        return max(MIN_RETRY_AFTER_S, self._latency_s * batches_ahead)
+
+    def _run(self) -> None:
+        while True:
+            batch = self._gather()
+            if batch is None:
+                return
+            if batch:
+                self._execute(batch)
+
+    def _gather(self) -> list[_Item] | None:
+        """The next batch (possibly empty when every item was cancelled); None once closed."""
+        with self._condition:
+            while not self._queue and not self._closed:
+                self._condition.wait()
+            if self._closed:
+                self._fail_queued()
+                return None
+            batch: list[_Item] = []
+            size = 0
+            deadline = time.monotonic() + self._max_wait_s
+            while size < self._max_batch and not self._closed:
+                if self._queue:
+                    head = self._queue[0]
+                    if batch and size + len(head.texts) > self._max_batch:
+                        break
+                    self._queue.popleft()
+                    self._pending_texts -= len(head.texts)
+                    if head.future.set_running_or_notify_cancel():
+                        batch.append(head)
+                        size += len(head.texts)
+                    continue
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                self._condition.wait(remaining)
+            return batch
+
+    def _fail_queued(self) -> None:
+        while self._queue:
+            item = self._queue.popleft()
+            self._pending_texts -= len(item.texts)
+            if item.future.set_running_or_notify_cancel():
+                item.future.set_exception(RuntimeError("the query micro-batcher is closed"))
+
+    def _execute(self, batch: list[_Item]) -> None:
+        texts = [text for item in batch for text in item.texts]
+        started = time.monotonic()
+        try:
+            vectors = self._embed_chunked(texts)
+        except Exception as exc:  # the batch's callers get the error; the worker carries on
+            logger.warning("query embedding batch of %d texts failed: %s", len(texts), exc)
+            self._record(len(texts), time.monotonic() - started, failed=True)
+            for item in batch:
+                item.future.set_exception(exc)
+            return
+        self._record(len(texts), time.monotonic() - started, failed=False)
+        offset = 0
+        for item in batch:
+            item.future.set_result(vectors[offset : offset + len(item.texts)])
+            offset += len(item.texts)
+
+    def _embed_chunked(self, texts: list[str]) -> FloatArray:
+        chunks = [
+            self._inner.embed_queries(texts[start : start + self._max_batch])
+            for start in range(0, len(texts), self._max_batch)
+        ]
+        vectors = np.asarray(chunks[0] if len(chunks) == 1 else np.concatenate(chunks))
+        expected = (len(texts), self.dimension)
+        if vectors.shape != expected:
+            raise RuntimeError(
+                f"inner embedder returned shape {vectors.shape}, expected {expected}"
+            )
+        return vectors.astype(np.float32, copy=False)
+
+    def _record(self, texts: int, elapsed_s: float, *, failed: bool) -> None:
+        with self._condition:
+            if failed:
+                self._failed += 1
+            else:
+                self._batches += 1
+                self._texts += texts
+            if self._batches + self._failed == 1:
+                self._latency_s = elapsed_s
+            else:
+                self._latency_s += _LATENCY_SMOOTHING * (elapsed_s - self._latency_s)

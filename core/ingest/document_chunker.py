@@ -1,0 +1,90 @@
+"""Chunk a document of any supported format and attach the risk flags of every chunk.
+
+Markdown and plain text go through `chunk_document`; HTML is converted to Markdown first (so its
+headings give section paths; hidden text is not indexed); PDF pages are read from the raw bytes
+and keep their page number. Each chunk gets its own flags (see `risk_rules.assess_chunk`, applied
+to the section headings and the chunk text) merged with the document's (`assess_document`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from core.errors import FieldViolation, InvalidArgument
+from core.ingest.chunking import chunk_document, validate_max_tokens
+from core.ingest.html_parser import html_to_markdown
+from core.ingest.markdown_chunker import chunk_markdown
+from core.ingest.packing import CountTokens
+from core.ingest.pdf_parser import chunk_pages, pdf_pages
+from core.ingest.risk_rules import assess_chunk, assess_document, with_level
+from core.models import ChunkDraft, Document, RiskLevel, SourceType
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkedDraft:
+    """A chunk draft with the risk flags computed at ingest and their highest level."""
+
+    draft: ChunkDraft
+    risk_flags: tuple[str, ...] = ()
+    risk_level: RiskLevel = RiskLevel.NONE
+
+
+def chunk_any(
+    document: Document, content: bytes, max_tokens: int, count_tokens: CountTokens
+) -> list[ChunkedDraft]:
+    """Flagged chunks of `document`, in document order.
+
+    `content` holds the raw bytes of a PDF (and is otherwise used only when `document.text` is
+    empty, decoded as UTF-8). Raises InvalidArgument naming the document when its bytes are not
+    a readable PDF or not UTF-8 text, or when `max_tokens` is outside [32, 1024].
+    """
+    validate_max_tokens(max_tokens)
+    try:
+        drafts, raw_text = _drafts(document, content, max_tokens, count_tokens)
+    except InvalidArgument as exc:
+        raise _naming(document, exc) from exc
+    document_flags, _ = assess_document(raw_text, document.source_type)
+    return [_flagged(draft, document_flags, max_tokens) for draft in drafts]
+
+
+def _drafts(
+    document: Document, content: bytes, max_tokens: int, count_tokens: CountTokens
+) -> tuple[list[ChunkDraft], str]:
+    """The chunk drafts and the text the document-level rules read."""
+    if document.source_type is SourceType.PDF:
+        pages = pdf_pages(content)
+        return chunk_pages(pages, max_tokens, count_tokens), "\n\n".join(pages)
+    text = document.text or _decoded(content)
+    if document.source_type is SourceType.HTML:
+        return chunk_markdown(html_to_markdown(text), max_tokens, count_tokens), text
+    return chunk_document(replace(document, text=text), max_tokens, count_tokens), text
+
+
+def _flagged(draft: ChunkDraft, document_flags: tuple[str, ...], max_tokens: int) -> ChunkedDraft:
+    headings = "".join(f"{'#' * depth} {title}\n" for depth, title in _levels(draft))
+    text = f"{headings}\n{draft.text}" if headings else draft.text
+    flags, _ = assess_chunk(text, draft.has_code, draft.token_estimate, max_tokens)
+    merged, level = with_level((*flags, *document_flags))
+    return ChunkedDraft(draft, merged, level)
+
+
+def _levels(draft: ChunkDraft) -> list[tuple[int, str]]:
+    return [(min(depth, 6), title) for depth, title in enumerate(draft.section_path, start=1)]
+
+
+def _decoded(content: bytes) -> str:
+    try:
+        return content.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidArgument.field(
+            "documents.content", "is not UTF-8 text; send UTF-8 or set the matching source type"
+        ) from exc
+
+
+def _naming(document: Document, error: InvalidArgument) -> InvalidArgument:
+    """The same error with each violation's description prefixed by the document id."""
+    prefix = f"document {document.document_id!r} "
+    violations = tuple(FieldViolation(v.field, prefix + v.description) for v in error.violations)
+    if not violations:
+        return InvalidArgument(prefix + str(error))
+    return InvalidArgument(f"{violations[0].field}: {violations[0].description}", violations)
