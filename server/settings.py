@@ -74,7 +74,7 @@ class RetrievalSettings:
     max_top_k: int = 100
     max_query_chars: int = 2000
     mode: RetrievalMode = RetrievalMode.HYBRID
-    fusion: FusionMethod = FusionMethod.RRF
+    fusion: FusionMethod = FusionMethod.WEIGHTED
     rrf_k: int = 60
     default_budget_tokens: int = 2000
     max_budget_tokens: int = 200_000

@@ -19,7 +19,7 @@ class RetrievalRequest:
     collection: str
     top_k: int = 10
     mode: RetrievalMode = RetrievalMode.HYBRID
-    fusion: FusionMethod = FusionMethod.RRF
+    fusion: FusionMethod = FusionMethod.WEIGHTED
     rrf_k: int = 60
     dense_weight: float = 1.0
     lexical_weight: float = 1.0
