@@ -68,7 +68,9 @@ def test_hits_carry_scores_ranks_and_citations(retrieval: rs_grpc.RetrievalServi
     assert fused == sorted(fused, reverse=True)
     assert all(h.scores.HasField("dense") or h.scores.HasField("bm25") for h in response.hits)
     assert response.collection == "default"
-    assert response.mode == rs.RETRIEVAL_MODE_HYBRID and response.fusion == rs.FUSION_METHOD_WEIGHTED
+    assert (
+        response.mode == rs.RETRIEVAL_MODE_HYBRID and response.fusion == rs.FUSION_METHOD_WEIGHTED
+    )
     tags = [c.tag for c in response.context.citations]
     for hit in response.hits:
         if hit.in_context:
