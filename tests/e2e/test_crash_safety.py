@@ -41,13 +41,22 @@ def _start(data_dir: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
         "GROUNDWIRE_MODEL__DEVICE": "cpu",
         "GROUNDWIRE_STORAGE__SEED_DEMO_CORPUS": "false",
     }
-    handle = log.open("w")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "server", "serve", "--port", "0", "--data-dir", str(data_dir)],
-        stdout=handle,
-        stderr=subprocess.STDOUT,
-        env=env,
-    )
+    with log.open("w") as handle:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "server", "serve", "--port", "0", "--data-dir", str(data_dir)],
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+    try:
+        return process, _wait_serving(process, log)
+    except BaseException:
+        process.kill()
+        process.wait(timeout=30)
+        raise
+
+
+def _wait_serving(process: subprocess.Popen[bytes], log: Path) -> str:
     deadline = time.monotonic() + 120
     while not (match := LISTENING.search(log.read_text())):
         assert process.poll() is None and time.monotonic() < deadline, log.read_text()
@@ -57,11 +66,9 @@ def _start(data_dir: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
         health = health_pb2_grpc.HealthStub(channel)
         while True:
             try:
-                if (
-                    health.Check(health_pb2.HealthCheckRequest(), timeout=2).status
-                    == health_pb2.HealthCheckResponse.SERVING
-                ):
-                    return process, target
+                status = health.Check(health_pb2.HealthCheckRequest(), timeout=2).status
+                if status == health_pb2.HealthCheckResponse.SERVING:
+                    return target
             except grpc.RpcError:
                 pass
             assert process.poll() is None and time.monotonic() < deadline, log.read_text()
@@ -122,23 +129,28 @@ def test_kill_9_never_loses_acknowledged_documents(tmp_path: Path) -> None:
     rng = random.Random(20261123)
     acknowledged: list[str] = []
     process, target = _start(tmp_path / "data", tmp_path / "boot.log")
-    with grpc.insecure_channel(target) as channel:
-        ix_grpc.IndexServiceStub(channel).CreateCollection(
-            ix.CreateCollectionRequest(name="crash"), timeout=30
-        )
-    for round_no in range(ROUNDS):
-        stop = threading.Event()
-        writer = threading.Thread(
-            target=_ingest_until_killed, args=(target, round_no, acknowledged, stop)
-        )
-        writer.start()
-        time.sleep(rng.uniform(0.2, 1.5))
-        process.send_signal(signal.SIGKILL)
-        process.wait(timeout=30)
-        stop.set()
-        writer.join(timeout=60)
-        process, target = _start(tmp_path / "data", tmp_path / f"round{round_no}.log")
-        _check(target, acknowledged)
-    process.send_signal(signal.SIGTERM)
-    assert process.wait(timeout=60) == 0
+    try:
+        with grpc.insecure_channel(target) as channel:
+            ix_grpc.IndexServiceStub(channel).CreateCollection(
+                ix.CreateCollectionRequest(name="crash"), timeout=30
+            )
+        for round_no in range(ROUNDS):
+            stop = threading.Event()
+            writer = threading.Thread(
+                target=_ingest_until_killed, args=(target, round_no, acknowledged, stop)
+            )
+            writer.start()
+            time.sleep(rng.uniform(0.2, 1.5))
+            process.send_signal(signal.SIGKILL)
+            process.wait(timeout=30)
+            stop.set()
+            writer.join(timeout=60)
+            process, target = _start(tmp_path / "data", tmp_path / f"round{round_no}.log")
+            _check(target, acknowledged)
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=30)
     assert len(acknowledged) > ROUNDS, "too few documents were acknowledged to test anything"
