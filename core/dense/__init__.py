@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from core.dense.faiss_file import CorruptIndexFile
 from core.dense.faiss_index import FaissIndex
+from core.dense.framed_file import CorruptIndexFile
 from core.dense.protocol import DenseIndex
 from core.dense.spec import DenseIndexSpec, DenseKind
 

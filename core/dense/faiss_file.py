@@ -8,26 +8,22 @@ with the index contents after a crash.
 
 from __future__ import annotations
 
-import json
-import struct
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import faiss
 import numpy as np
 
 from core.dense.faiss_build import IdArray
+from core.dense.framed_file import CorruptIndexFile, read_framed, write_framed
 from core.dense.spec import DenseIndexSpec
-from core.store.atomic_file import write_atomic
 
 INDEX_FILE = "dense.gwfaiss"
 MAGIC = b"GWDENSE\x01"
 FORMAT_VERSION = 1
-_LENGTH = struct.Struct("<I")
 
-
-class CorruptIndexFile(ValueError):
-    """The index file exists but cannot be read; rebuild the index from the store."""
+__all__ = ["INDEX_FILE", "CorruptIndexFile", "SavedIndex", "read_index_file", "write_index_file"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,51 +39,24 @@ class SavedIndex:
 
 def write_index_file(directory: Path, saved: SavedIndex) -> None:
     """Atomically write `saved` to `directory / INDEX_FILE` (creating the directory)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    header = json.dumps(
-        {
-            "format": FORMAT_VERSION,
-            "spec": saved.spec.to_json(),
-            "dimension": saved.dimension,
-            "sequence": saved.sequence,
-            "tombstones": int(saved.tombstones.size),
-        }
-    ).encode("utf-8")
+    header = {
+        "format": FORMAT_VERSION,
+        "spec": saved.spec.to_json(),
+        "dimension": saved.dimension,
+        "sequence": saved.sequence,
+        "tombstones": int(saved.tombstones.size),
+    }
     payload = faiss.serialize_index(saved.index)
     tombstones = np.ascontiguousarray(saved.tombstones, dtype="<i8")
-    parts: list[bytes | memoryview] = [
-        MAGIC,
-        _LENGTH.pack(len(header)),
-        header,
-        tombstones.tobytes(),
-        payload.data,
-    ]
-    write_atomic(directory / INDEX_FILE, parts)
+    write_framed(directory / INDEX_FILE, MAGIC, header, [tombstones.tobytes(), payload.data])
 
 
 def read_index_file(directory: Path) -> SavedIndex | None:
     """Read `directory / INDEX_FILE`; None when absent, `CorruptIndexFile` when unreadable."""
-    path = directory / INDEX_FILE
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    try:
-        return _parse(data)
-    except (ValueError, KeyError, TypeError, RuntimeError, struct.error) as exc:
-        raise CorruptIndexFile(f"dense index file {path} is unreadable: {exc}") from exc
+    return read_framed(directory / INDEX_FILE, MAGIC, FORMAT_VERSION, _parse)
 
 
-def _parse(data: bytes) -> SavedIndex:
-    if not data.startswith(MAGIC):
-        raise ValueError("bad magic number")
-    offset = len(MAGIC)
-    (header_length,) = _LENGTH.unpack_from(data, offset)
-    offset += _LENGTH.size
-    header = json.loads(data[offset : offset + header_length])
-    offset += header_length
-    if header["format"] != FORMAT_VERSION:
-        raise ValueError(f"unsupported format {header['format']}")
+def _parse(header: dict[str, Any], data: bytes, offset: int) -> SavedIndex:
     count = int(header["tombstones"])
     tombstones = np.frombuffer(data, dtype="<i8", count=count, offset=offset).astype(np.int64)
     offset += count * 8

@@ -9,21 +9,18 @@ complete new one.
 
 from __future__ import annotations
 
-import json
-import struct
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from core.dense.faiss_file import CorruptIndexFile
-from core.store.atomic_file import write_atomic
+from core.dense.framed_file import read_framed, write_framed
 
 INDEX_FILE = "dense.gwtorch"
 MAGIC = b"GWTORCH\x01"
 FORMAT_VERSION = 1
-_LENGTH = struct.Struct("<I")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,53 +35,26 @@ class SavedVectors:
 
 def write_vectors_file(directory: Path, saved: SavedVectors) -> None:
     """Atomically write `saved` to `directory / INDEX_FILE` (creating the directory)."""
-    directory.mkdir(parents=True, exist_ok=True)
     count = int(saved.row_ids.size)
     if saved.vectors.shape != (count, saved.dimension):
         raise ValueError(f"vectors shape {saved.vectors.shape} != ({count}, {saved.dimension})")
-    header = json.dumps(
-        {
-            "format": FORMAT_VERSION,
-            "dimension": saved.dimension,
-            "sequence": saved.sequence,
-            "count": count,
-        }
-    ).encode("utf-8")
+    header = {
+        "format": FORMAT_VERSION,
+        "dimension": saved.dimension,
+        "sequence": saved.sequence,
+        "count": count,
+    }
     ids = np.ascontiguousarray(saved.row_ids, dtype="<i8")
     vectors = np.ascontiguousarray(saved.vectors, dtype="<f4")
-    parts: list[bytes | memoryview] = [
-        MAGIC,
-        _LENGTH.pack(len(header)),
-        header,
-        ids.data,
-        vectors.data,
-    ]
-    write_atomic(directory / INDEX_FILE, parts)
+    write_framed(directory / INDEX_FILE, MAGIC, header, [ids.data, vectors.data])
 
 
 def read_vectors_file(directory: Path) -> SavedVectors | None:
     """Read `directory / INDEX_FILE`; None when absent, `CorruptIndexFile` when unreadable."""
-    path = directory / INDEX_FILE
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    try:
-        return _parse(data)
-    except (ValueError, KeyError, TypeError, struct.error) as exc:
-        raise CorruptIndexFile(f"dense index file {path} is unreadable: {exc}") from exc
+    return read_framed(directory / INDEX_FILE, MAGIC, FORMAT_VERSION, _parse)
 
 
-def _parse(data: bytes) -> SavedVectors:
-    if not data.startswith(MAGIC):
-        raise ValueError("bad magic number")
-    offset = len(MAGIC)
-    (header_length,) = _LENGTH.unpack_from(data, offset)
-    offset += _LENGTH.size
-    header = json.loads(data[offset : offset + header_length])
-    offset += header_length
-    if header["format"] != FORMAT_VERSION:
-        raise ValueError(f"unsupported format {header['format']}")
+def _parse(header: dict[str, Any], data: bytes, offset: int) -> SavedVectors:
     count, dimension = int(header["count"]), int(header["dimension"])
     expected = offset + count * 8 + count * dimension * 4
     if len(data) != expected:
