@@ -15,6 +15,7 @@ class SourceType(str, Enum):
     TEXT = "text"
     HTML = "html"
     PDF = "pdf"
+    MEMORY = "memory"  # a long-term memory (AddMemories), never an ingested document
 
     @classmethod
     def from_path(cls, path: str, default: SourceType | None = None) -> SourceType:
@@ -115,6 +116,7 @@ class StageScores:
     expansion_discount: float | None = None
     dense_rank: int | None = None
     bm25_rank: int | None = None
+    memory: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,3 +128,24 @@ class Hit:
     score: float
     scores: StageScores = StageScores()
     expanded_from: str = ""
+
+
+class EdgeKind(str, Enum):
+    """Type of a link-graph edge between two chunks."""
+
+    LINK = "link"  # a hyperlink in the source chunk pointing at the target chunk's document/section
+    NEXT = "next"  # the target is the following chunk of the same section
+    PREV = "prev"  # the target is the preceding chunk of the same section
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """A typed, weighted, directed edge of a collection's link graph, between store row ids.
+
+    `weight` is in (0, 1]; higher means a stronger relation.
+    """
+
+    source_row_id: int
+    target_row_id: int
+    kind: EdgeKind
+    weight: float

@@ -11,9 +11,9 @@ from core.store.sqlite_store import StoredDocument
 from groundwire.v1 import common_pb2 as common
 from groundwire.v1 import index_service_pb2 as ix
 from groundwire.v1 import retrieval_service_pb2 as rs
-from server.enum_maps import FUSIONS, MODES, RISKS, SOURCE_TYPES, invert
+from server.enum_maps import FUSIONS, MODES, OUTPUT_SOURCE_TYPES, RISKS, SOURCE_TYPES, invert
 
-_SOURCE_TYPE_NUMBER = invert(SOURCE_TYPES)
+_SOURCE_TYPE_NUMBER = invert(OUTPUT_SOURCE_TYPES)
 _RISK_NUMBER = invert(RISKS)
 _MODE_NUMBER = invert(MODES)
 _FUSION_NUMBER = invert(FUSIONS)
@@ -55,6 +55,7 @@ def scores_to_proto(scores: StageScores) -> common.ChunkScores:
             "expansion_discount",
             "dense_rank",
             "bm25_rank",
+            "memory",
         )
         if getattr(scores, name) is not None
     }

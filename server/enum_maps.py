@@ -37,6 +37,11 @@ SOURCE_TYPES: Mapping[int, SourceType] = {
     common.SOURCE_TYPE_HTML: SourceType.HTML,
     common.SOURCE_TYPE_PDF: SourceType.PDF,
 }
+"""Source types a client may send or filter on; MEMORY is output-only (see OUTPUT_SOURCE_TYPES)."""
+OUTPUT_SOURCE_TYPES: Mapping[int, SourceType] = {
+    **SOURCE_TYPES,
+    common.SOURCE_TYPE_MEMORY: SourceType.MEMORY,
+}
 EXPANSION_STRATEGIES: frozenset[int] = frozenset(
     {
         rs.EXPANSION_STRATEGY_UNSPECIFIED,

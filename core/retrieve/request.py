@@ -17,6 +17,7 @@ class RetrievalRequest:
 
     query: str
     collection: str
+    tenant: str = "default"
     top_k: int = 10
     mode: RetrievalMode = RetrievalMode.HYBRID
     fusion: FusionMethod = FusionMethod.WEIGHTED

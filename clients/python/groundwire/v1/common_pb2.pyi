@@ -22,6 +22,7 @@ class SourceType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SOURCE_TYPE_TEXT: _ClassVar[SourceType]
     SOURCE_TYPE_HTML: _ClassVar[SourceType]
     SOURCE_TYPE_PDF: _ClassVar[SourceType]
+    SOURCE_TYPE_MEMORY: _ClassVar[SourceType]
 RISK_LEVEL_UNSPECIFIED: RiskLevel
 RISK_LEVEL_NONE: RiskLevel
 RISK_LEVEL_LOW: RiskLevel
@@ -32,6 +33,7 @@ SOURCE_TYPE_MARKDOWN: SourceType
 SOURCE_TYPE_TEXT: SourceType
 SOURCE_TYPE_HTML: SourceType
 SOURCE_TYPE_PDF: SourceType
+SOURCE_TYPE_MEMORY: SourceType
 
 class Chunk(_message.Message):
     __slots__ = ("chunk_id", "document_id", "ordinal", "text", "section_path", "has_code", "token_estimate", "source_type", "source_path", "page", "metadata", "risk_flags", "risk_level")
@@ -96,7 +98,7 @@ class Document(_message.Message):
     def __init__(self, document_id: _Optional[str] = ..., text: _Optional[str] = ..., content: _Optional[bytes] = ..., source_type: _Optional[_Union[SourceType, str]] = ..., source_path: _Optional[str] = ..., title: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class ChunkScores(_message.Message):
-    __slots__ = ("dense", "bm25", "fused", "rerank", "expansion_discount", "dense_rank", "bm25_rank")
+    __slots__ = ("dense", "bm25", "fused", "rerank", "expansion_discount", "dense_rank", "bm25_rank", "memory")
     DENSE_FIELD_NUMBER: _ClassVar[int]
     BM25_FIELD_NUMBER: _ClassVar[int]
     FUSED_FIELD_NUMBER: _ClassVar[int]
@@ -104,6 +106,7 @@ class ChunkScores(_message.Message):
     EXPANSION_DISCOUNT_FIELD_NUMBER: _ClassVar[int]
     DENSE_RANK_FIELD_NUMBER: _ClassVar[int]
     BM25_RANK_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_FIELD_NUMBER: _ClassVar[int]
     dense: float
     bm25: float
     fused: float
@@ -111,7 +114,8 @@ class ChunkScores(_message.Message):
     expansion_discount: float
     dense_rank: int
     bm25_rank: int
-    def __init__(self, dense: _Optional[float] = ..., bm25: _Optional[float] = ..., fused: _Optional[float] = ..., rerank: _Optional[float] = ..., expansion_discount: _Optional[float] = ..., dense_rank: _Optional[int] = ..., bm25_rank: _Optional[int] = ...) -> None: ...
+    memory: float
+    def __init__(self, dense: _Optional[float] = ..., bm25: _Optional[float] = ..., fused: _Optional[float] = ..., rerank: _Optional[float] = ..., expansion_discount: _Optional[float] = ..., dense_rank: _Optional[int] = ..., bm25_rank: _Optional[int] = ..., memory: _Optional[float] = ...) -> None: ...
 
 class MetadataRange(_message.Message):
     __slots__ = ("key", "min", "max")

@@ -210,7 +210,7 @@ class StatsRequest(_message.Message):
     def __init__(self, collection: _Optional[str] = ...) -> None: ...
 
 class StatsResponse(_message.Message):
-    __slots__ = ("collection", "sequence", "dense_sequence", "lexical_sequence", "dense_vectors", "tombstones", "disk_bytes", "dense_memory_bytes", "dense_device")
+    __slots__ = ("collection", "sequence", "dense_sequence", "lexical_sequence", "dense_vectors", "tombstones", "disk_bytes", "dense_memory_bytes", "dense_device", "dense_engine", "embedding_cache_hits", "embedding_cache_misses", "retrieval_cache_hits", "retrieval_cache_misses", "retrieval_cache_entries", "memories", "link_edges")
     COLLECTION_FIELD_NUMBER: _ClassVar[int]
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     DENSE_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
@@ -220,6 +220,14 @@ class StatsResponse(_message.Message):
     DISK_BYTES_FIELD_NUMBER: _ClassVar[int]
     DENSE_MEMORY_BYTES_FIELD_NUMBER: _ClassVar[int]
     DENSE_DEVICE_FIELD_NUMBER: _ClassVar[int]
+    DENSE_ENGINE_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDING_CACHE_HITS_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDING_CACHE_MISSES_FIELD_NUMBER: _ClassVar[int]
+    RETRIEVAL_CACHE_HITS_FIELD_NUMBER: _ClassVar[int]
+    RETRIEVAL_CACHE_MISSES_FIELD_NUMBER: _ClassVar[int]
+    RETRIEVAL_CACHE_ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    MEMORIES_FIELD_NUMBER: _ClassVar[int]
+    LINK_EDGES_FIELD_NUMBER: _ClassVar[int]
     collection: CollectionInfo
     sequence: int
     dense_sequence: int
@@ -229,4 +237,137 @@ class StatsResponse(_message.Message):
     disk_bytes: int
     dense_memory_bytes: int
     dense_device: str
-    def __init__(self, collection: _Optional[_Union[CollectionInfo, _Mapping]] = ..., sequence: _Optional[int] = ..., dense_sequence: _Optional[int] = ..., lexical_sequence: _Optional[int] = ..., dense_vectors: _Optional[int] = ..., tombstones: _Optional[int] = ..., disk_bytes: _Optional[int] = ..., dense_memory_bytes: _Optional[int] = ..., dense_device: _Optional[str] = ...) -> None: ...
+    dense_engine: str
+    embedding_cache_hits: int
+    embedding_cache_misses: int
+    retrieval_cache_hits: int
+    retrieval_cache_misses: int
+    retrieval_cache_entries: int
+    memories: int
+    link_edges: int
+    def __init__(self, collection: _Optional[_Union[CollectionInfo, _Mapping]] = ..., sequence: _Optional[int] = ..., dense_sequence: _Optional[int] = ..., lexical_sequence: _Optional[int] = ..., dense_vectors: _Optional[int] = ..., tombstones: _Optional[int] = ..., disk_bytes: _Optional[int] = ..., dense_memory_bytes: _Optional[int] = ..., dense_device: _Optional[str] = ..., dense_engine: _Optional[str] = ..., embedding_cache_hits: _Optional[int] = ..., embedding_cache_misses: _Optional[int] = ..., retrieval_cache_hits: _Optional[int] = ..., retrieval_cache_misses: _Optional[int] = ..., retrieval_cache_entries: _Optional[int] = ..., memories: _Optional[int] = ..., link_edges: _Optional[int] = ...) -> None: ...
+
+class CompactCollectionRequest(_message.Message):
+    __slots__ = ("collection",)
+    COLLECTION_FIELD_NUMBER: _ClassVar[int]
+    collection: str
+    def __init__(self, collection: _Optional[str] = ...) -> None: ...
+
+class CompactCollectionResponse(_message.Message):
+    __slots__ = ("removed_tombstones", "disk_bytes_before", "disk_bytes_after", "sequence")
+    REMOVED_TOMBSTONES_FIELD_NUMBER: _ClassVar[int]
+    DISK_BYTES_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    DISK_BYTES_AFTER_FIELD_NUMBER: _ClassVar[int]
+    SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    removed_tombstones: int
+    disk_bytes_before: int
+    disk_bytes_after: int
+    sequence: int
+    def __init__(self, removed_tombstones: _Optional[int] = ..., disk_bytes_before: _Optional[int] = ..., disk_bytes_after: _Optional[int] = ..., sequence: _Optional[int] = ...) -> None: ...
+
+class SnapshotInfo(_message.Message):
+    __slots__ = ("snapshot_id", "collection", "sequence", "document_count", "chunk_count", "size_bytes", "created_unix_ms")
+    SNAPSHOT_ID_FIELD_NUMBER: _ClassVar[int]
+    COLLECTION_FIELD_NUMBER: _ClassVar[int]
+    SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_COUNT_FIELD_NUMBER: _ClassVar[int]
+    CHUNK_COUNT_FIELD_NUMBER: _ClassVar[int]
+    SIZE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    CREATED_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
+    snapshot_id: str
+    collection: str
+    sequence: int
+    document_count: int
+    chunk_count: int
+    size_bytes: int
+    created_unix_ms: int
+    def __init__(self, snapshot_id: _Optional[str] = ..., collection: _Optional[str] = ..., sequence: _Optional[int] = ..., document_count: _Optional[int] = ..., chunk_count: _Optional[int] = ..., size_bytes: _Optional[int] = ..., created_unix_ms: _Optional[int] = ...) -> None: ...
+
+class SnapshotCollectionRequest(_message.Message):
+    __slots__ = ("collection",)
+    COLLECTION_FIELD_NUMBER: _ClassVar[int]
+    collection: str
+    def __init__(self, collection: _Optional[str] = ...) -> None: ...
+
+class SnapshotCollectionResponse(_message.Message):
+    __slots__ = ("snapshot",)
+    SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    snapshot: SnapshotInfo
+    def __init__(self, snapshot: _Optional[_Union[SnapshotInfo, _Mapping]] = ...) -> None: ...
+
+class ListSnapshotsRequest(_message.Message):
+    __slots__ = ("collection",)
+    COLLECTION_FIELD_NUMBER: _ClassVar[int]
+    collection: str
+    def __init__(self, collection: _Optional[str] = ...) -> None: ...
+
+class ListSnapshotsResponse(_message.Message):
+    __slots__ = ("snapshots",)
+    SNAPSHOTS_FIELD_NUMBER: _ClassVar[int]
+    snapshots: _containers.RepeatedCompositeFieldContainer[SnapshotInfo]
+    def __init__(self, snapshots: _Optional[_Iterable[_Union[SnapshotInfo, _Mapping]]] = ...) -> None: ...
+
+class RestoreCollectionRequest(_message.Message):
+    __slots__ = ("collection", "snapshot_id", "target_collection")
+    COLLECTION_FIELD_NUMBER: _ClassVar[int]
+    SNAPSHOT_ID_FIELD_NUMBER: _ClassVar[int]
+    TARGET_COLLECTION_FIELD_NUMBER: _ClassVar[int]
+    collection: str
+    snapshot_id: str
+    target_collection: str
+    def __init__(self, collection: _Optional[str] = ..., snapshot_id: _Optional[str] = ..., target_collection: _Optional[str] = ...) -> None: ...
+
+class RestoreCollectionResponse(_message.Message):
+    __slots__ = ("collection", "sequence")
+    COLLECTION_FIELD_NUMBER: _ClassVar[int]
+    SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    collection: CollectionInfo
+    sequence: int
+    def __init__(self, collection: _Optional[_Union[CollectionInfo, _Mapping]] = ..., sequence: _Optional[int] = ...) -> None: ...
+
+class DeleteSnapshotRequest(_message.Message):
+    __slots__ = ("collection", "snapshot_id")
+    COLLECTION_FIELD_NUMBER: _ClassVar[int]
+    SNAPSHOT_ID_FIELD_NUMBER: _ClassVar[int]
+    collection: str
+    snapshot_id: str
+    def __init__(self, collection: _Optional[str] = ..., snapshot_id: _Optional[str] = ...) -> None: ...
+
+class DeleteSnapshotResponse(_message.Message):
+    __slots__ = ("freed_bytes",)
+    FREED_BYTES_FIELD_NUMBER: _ClassVar[int]
+    freed_bytes: int
+    def __init__(self, freed_bytes: _Optional[int] = ...) -> None: ...
+
+class Memory(_message.Message):
+    __slots__ = ("text", "importance", "timestamp_unix_ms", "metadata")
+    class MetadataEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    IMPORTANCE_FIELD_NUMBER: _ClassVar[int]
+    TIMESTAMP_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    importance: float
+    timestamp_unix_ms: int
+    metadata: _containers.ScalarMap[str, str]
+    def __init__(self, text: _Optional[str] = ..., importance: _Optional[float] = ..., timestamp_unix_ms: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class AddMemoriesRequest(_message.Message):
+    __slots__ = ("collection", "memories")
+    COLLECTION_FIELD_NUMBER: _ClassVar[int]
+    MEMORIES_FIELD_NUMBER: _ClassVar[int]
+    collection: str
+    memories: _containers.RepeatedCompositeFieldContainer[Memory]
+    def __init__(self, collection: _Optional[str] = ..., memories: _Optional[_Iterable[_Union[Memory, _Mapping]]] = ...) -> None: ...
+
+class AddMemoriesResponse(_message.Message):
+    __slots__ = ("memory_ids",)
+    MEMORY_IDS_FIELD_NUMBER: _ClassVar[int]
+    memory_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, memory_ids: _Optional[_Iterable[str]] = ...) -> None: ...

@@ -70,6 +70,36 @@ class IndexServiceStub:
                 request_serializer=groundwire_dot_v1_dot_index__service__pb2.StatsRequest.SerializeToString,
                 response_deserializer=groundwire_dot_v1_dot_index__service__pb2.StatsResponse.FromString,
                 _registered_method=True)
+        self.CompactCollection = channel.unary_unary(
+                '/groundwire.v1.IndexService/CompactCollection',
+                request_serializer=groundwire_dot_v1_dot_index__service__pb2.CompactCollectionRequest.SerializeToString,
+                response_deserializer=groundwire_dot_v1_dot_index__service__pb2.CompactCollectionResponse.FromString,
+                _registered_method=True)
+        self.SnapshotCollection = channel.unary_unary(
+                '/groundwire.v1.IndexService/SnapshotCollection',
+                request_serializer=groundwire_dot_v1_dot_index__service__pb2.SnapshotCollectionRequest.SerializeToString,
+                response_deserializer=groundwire_dot_v1_dot_index__service__pb2.SnapshotCollectionResponse.FromString,
+                _registered_method=True)
+        self.ListSnapshots = channel.unary_unary(
+                '/groundwire.v1.IndexService/ListSnapshots',
+                request_serializer=groundwire_dot_v1_dot_index__service__pb2.ListSnapshotsRequest.SerializeToString,
+                response_deserializer=groundwire_dot_v1_dot_index__service__pb2.ListSnapshotsResponse.FromString,
+                _registered_method=True)
+        self.RestoreCollection = channel.unary_unary(
+                '/groundwire.v1.IndexService/RestoreCollection',
+                request_serializer=groundwire_dot_v1_dot_index__service__pb2.RestoreCollectionRequest.SerializeToString,
+                response_deserializer=groundwire_dot_v1_dot_index__service__pb2.RestoreCollectionResponse.FromString,
+                _registered_method=True)
+        self.DeleteSnapshot = channel.unary_unary(
+                '/groundwire.v1.IndexService/DeleteSnapshot',
+                request_serializer=groundwire_dot_v1_dot_index__service__pb2.DeleteSnapshotRequest.SerializeToString,
+                response_deserializer=groundwire_dot_v1_dot_index__service__pb2.DeleteSnapshotResponse.FromString,
+                _registered_method=True)
+        self.AddMemories = channel.unary_unary(
+                '/groundwire.v1.IndexService/AddMemories',
+                request_serializer=groundwire_dot_v1_dot_index__service__pb2.AddMemoriesRequest.SerializeToString,
+                response_deserializer=groundwire_dot_v1_dot_index__service__pb2.AddMemoriesResponse.FromString,
+                _registered_method=True)
 
 
 class IndexServiceServicer:
@@ -128,6 +158,51 @@ class IndexServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CompactCollection(self, request, context):
+        """CompactCollection rebuilds the derived indexes without tombstones and reclaims store space.
+        Queries keep being served during compaction; writes wait for it. Requires the admin role.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SnapshotCollection(self, request, context):
+        """SnapshotCollection takes a consistent copy of a collection while it keeps serving.
+        Requires the admin role.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListSnapshots(self, request, context):
+        """ListSnapshots lists the snapshots of a collection, newest first.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RestoreCollection(self, request, context):
+        """RestoreCollection restores a snapshot into a collection, replacing its contents, or into a new
+        collection. Requires the admin role.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteSnapshot(self, request, context):
+        """DeleteSnapshot removes a snapshot. Requires the admin role.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AddMemories(self, request, context):
+        """AddMemories stores long-term memories in a collection; Retrieve with `use_memory` searches them.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_IndexServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -165,6 +240,36 @@ def add_IndexServiceServicer_to_server(servicer, server):
                     servicer.Stats,
                     request_deserializer=groundwire_dot_v1_dot_index__service__pb2.StatsRequest.FromString,
                     response_serializer=groundwire_dot_v1_dot_index__service__pb2.StatsResponse.SerializeToString,
+            ),
+            'CompactCollection': grpc.unary_unary_rpc_method_handler(
+                    servicer.CompactCollection,
+                    request_deserializer=groundwire_dot_v1_dot_index__service__pb2.CompactCollectionRequest.FromString,
+                    response_serializer=groundwire_dot_v1_dot_index__service__pb2.CompactCollectionResponse.SerializeToString,
+            ),
+            'SnapshotCollection': grpc.unary_unary_rpc_method_handler(
+                    servicer.SnapshotCollection,
+                    request_deserializer=groundwire_dot_v1_dot_index__service__pb2.SnapshotCollectionRequest.FromString,
+                    response_serializer=groundwire_dot_v1_dot_index__service__pb2.SnapshotCollectionResponse.SerializeToString,
+            ),
+            'ListSnapshots': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListSnapshots,
+                    request_deserializer=groundwire_dot_v1_dot_index__service__pb2.ListSnapshotsRequest.FromString,
+                    response_serializer=groundwire_dot_v1_dot_index__service__pb2.ListSnapshotsResponse.SerializeToString,
+            ),
+            'RestoreCollection': grpc.unary_unary_rpc_method_handler(
+                    servicer.RestoreCollection,
+                    request_deserializer=groundwire_dot_v1_dot_index__service__pb2.RestoreCollectionRequest.FromString,
+                    response_serializer=groundwire_dot_v1_dot_index__service__pb2.RestoreCollectionResponse.SerializeToString,
+            ),
+            'DeleteSnapshot': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteSnapshot,
+                    request_deserializer=groundwire_dot_v1_dot_index__service__pb2.DeleteSnapshotRequest.FromString,
+                    response_serializer=groundwire_dot_v1_dot_index__service__pb2.DeleteSnapshotResponse.SerializeToString,
+            ),
+            'AddMemories': grpc.unary_unary_rpc_method_handler(
+                    servicer.AddMemories,
+                    request_deserializer=groundwire_dot_v1_dot_index__service__pb2.AddMemoriesRequest.FromString,
+                    response_serializer=groundwire_dot_v1_dot_index__service__pb2.AddMemoriesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -357,6 +462,168 @@ class IndexService:
             '/groundwire.v1.IndexService/Stats',
             groundwire_dot_v1_dot_index__service__pb2.StatsRequest.SerializeToString,
             groundwire_dot_v1_dot_index__service__pb2.StatsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CompactCollection(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/groundwire.v1.IndexService/CompactCollection',
+            groundwire_dot_v1_dot_index__service__pb2.CompactCollectionRequest.SerializeToString,
+            groundwire_dot_v1_dot_index__service__pb2.CompactCollectionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SnapshotCollection(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/groundwire.v1.IndexService/SnapshotCollection',
+            groundwire_dot_v1_dot_index__service__pb2.SnapshotCollectionRequest.SerializeToString,
+            groundwire_dot_v1_dot_index__service__pb2.SnapshotCollectionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListSnapshots(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/groundwire.v1.IndexService/ListSnapshots',
+            groundwire_dot_v1_dot_index__service__pb2.ListSnapshotsRequest.SerializeToString,
+            groundwire_dot_v1_dot_index__service__pb2.ListSnapshotsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RestoreCollection(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/groundwire.v1.IndexService/RestoreCollection',
+            groundwire_dot_v1_dot_index__service__pb2.RestoreCollectionRequest.SerializeToString,
+            groundwire_dot_v1_dot_index__service__pb2.RestoreCollectionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteSnapshot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/groundwire.v1.IndexService/DeleteSnapshot',
+            groundwire_dot_v1_dot_index__service__pb2.DeleteSnapshotRequest.SerializeToString,
+            groundwire_dot_v1_dot_index__service__pb2.DeleteSnapshotResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AddMemories(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/groundwire.v1.IndexService/AddMemories',
+            groundwire_dot_v1_dot_index__service__pb2.AddMemoriesRequest.SerializeToString,
+            groundwire_dot_v1_dot_index__service__pb2.AddMemoriesResponse.FromString,
             options,
             channel_credentials,
             insecure,

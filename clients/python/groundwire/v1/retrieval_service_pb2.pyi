@@ -180,7 +180,7 @@ class StageTiming(_message.Message):
     def __init__(self, stage: _Optional[str] = ..., millis: _Optional[float] = ...) -> None: ...
 
 class RetrieveResponse(_message.Message):
-    __slots__ = ("hits", "context", "collection", "mode", "fusion", "applied_filters", "total_candidates", "timings", "warnings")
+    __slots__ = ("hits", "context", "collection", "mode", "fusion", "applied_filters", "total_candidates", "timings", "warnings", "cache_hit", "embedding_cache_hit", "query_tokens", "keywords")
     HITS_FIELD_NUMBER: _ClassVar[int]
     CONTEXT_FIELD_NUMBER: _ClassVar[int]
     COLLECTION_FIELD_NUMBER: _ClassVar[int]
@@ -190,6 +190,10 @@ class RetrieveResponse(_message.Message):
     TOTAL_CANDIDATES_FIELD_NUMBER: _ClassVar[int]
     TIMINGS_FIELD_NUMBER: _ClassVar[int]
     WARNINGS_FIELD_NUMBER: _ClassVar[int]
+    CACHE_HIT_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDING_CACHE_HIT_FIELD_NUMBER: _ClassVar[int]
+    QUERY_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    KEYWORDS_FIELD_NUMBER: _ClassVar[int]
     hits: _containers.RepeatedCompositeFieldContainer[Hit]
     context: RetrievedContext
     collection: str
@@ -199,7 +203,25 @@ class RetrieveResponse(_message.Message):
     total_candidates: int
     timings: _containers.RepeatedCompositeFieldContainer[StageTiming]
     warnings: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, hits: _Optional[_Iterable[_Union[Hit, _Mapping]]] = ..., context: _Optional[_Union[RetrievedContext, _Mapping]] = ..., collection: _Optional[str] = ..., mode: _Optional[_Union[RetrievalMode, str]] = ..., fusion: _Optional[_Union[FusionMethod, str]] = ..., applied_filters: _Optional[_Iterable[str]] = ..., total_candidates: _Optional[int] = ..., timings: _Optional[_Iterable[_Union[StageTiming, _Mapping]]] = ..., warnings: _Optional[_Iterable[str]] = ...) -> None: ...
+    cache_hit: bool
+    embedding_cache_hit: bool
+    query_tokens: int
+    keywords: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, hits: _Optional[_Iterable[_Union[Hit, _Mapping]]] = ..., context: _Optional[_Union[RetrievedContext, _Mapping]] = ..., collection: _Optional[str] = ..., mode: _Optional[_Union[RetrievalMode, str]] = ..., fusion: _Optional[_Union[FusionMethod, str]] = ..., applied_filters: _Optional[_Iterable[str]] = ..., total_candidates: _Optional[int] = ..., timings: _Optional[_Iterable[_Union[StageTiming, _Mapping]]] = ..., warnings: _Optional[_Iterable[str]] = ..., cache_hit: _Optional[bool] = ..., embedding_cache_hit: _Optional[bool] = ..., query_tokens: _Optional[int] = ..., keywords: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ClearCacheRequest(_message.Message):
+    __slots__ = ("collection",)
+    COLLECTION_FIELD_NUMBER: _ClassVar[int]
+    collection: str
+    def __init__(self, collection: _Optional[str] = ...) -> None: ...
+
+class ClearCacheResponse(_message.Message):
+    __slots__ = ("retrieval_entries", "embedding_entries")
+    RETRIEVAL_ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDING_ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    retrieval_entries: int
+    embedding_entries: int
+    def __init__(self, retrieval_entries: _Optional[int] = ..., embedding_entries: _Optional[int] = ...) -> None: ...
 
 class AnswerRequest(_message.Message):
     __slots__ = ("retrieve", "template", "temperature", "max_tokens", "rewrite")

@@ -46,6 +46,11 @@ class RetrievalServiceStub:
                 request_serializer=groundwire_dot_v1_dot_retrieval__service__pb2.AnswerRequest.SerializeToString,
                 response_deserializer=groundwire_dot_v1_dot_retrieval__service__pb2.AnswerResponse.FromString,
                 _registered_method=True)
+        self.ClearCache = channel.unary_unary(
+                '/groundwire.v1.RetrievalService/ClearCache',
+                request_serializer=groundwire_dot_v1_dot_retrieval__service__pb2.ClearCacheRequest.SerializeToString,
+                response_deserializer=groundwire_dot_v1_dot_retrieval__service__pb2.ClearCacheResponse.FromString,
+                _registered_method=True)
 
 
 class RetrievalServiceServicer:
@@ -70,6 +75,14 @@ class RetrievalServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ClearCache(self, request, context):
+        """ClearCache empties the query-embedding and retrieval caches (of one collection, or of all the
+        caller's collections). Requires the writer or admin role.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RetrievalServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -82,6 +95,11 @@ def add_RetrievalServiceServicer_to_server(servicer, server):
                     servicer.Answer,
                     request_deserializer=groundwire_dot_v1_dot_retrieval__service__pb2.AnswerRequest.FromString,
                     response_serializer=groundwire_dot_v1_dot_retrieval__service__pb2.AnswerResponse.SerializeToString,
+            ),
+            'ClearCache': grpc.unary_unary_rpc_method_handler(
+                    servicer.ClearCache,
+                    request_deserializer=groundwire_dot_v1_dot_retrieval__service__pb2.ClearCacheRequest.FromString,
+                    response_serializer=groundwire_dot_v1_dot_retrieval__service__pb2.ClearCacheResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -140,6 +158,33 @@ class RetrievalService:
             '/groundwire.v1.RetrievalService/Answer',
             groundwire_dot_v1_dot_retrieval__service__pb2.AnswerRequest.SerializeToString,
             groundwire_dot_v1_dot_retrieval__service__pb2.AnswerResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ClearCache(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/groundwire.v1.RetrievalService/ClearCache',
+            groundwire_dot_v1_dot_retrieval__service__pb2.ClearCacheRequest.SerializeToString,
+            groundwire_dot_v1_dot_retrieval__service__pb2.ClearCacheResponse.FromString,
             options,
             channel_credentials,
             insecure,
