@@ -68,3 +68,15 @@ class IndexNotReady(GroundwireError):
 
 class LimitExceeded(GroundwireError):
     """A configured size or count limit was reached (document size, collections per tenant...)."""
+
+
+class Unauthenticated(GroundwireError):
+    """The caller sent no credentials or credentials that match no key."""
+
+
+class PermissionDenied(GroundwireError):
+    """The caller's role does not allow the operation (within the caller's own tenant)."""
+
+
+class DataLoss(GroundwireError):
+    """Stored data is unreadable or fails its checksum (for example a corrupt snapshot)."""

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from core.errors import InvalidArgument
+from server.api_keys import KeyRing
+from server.authentication import Authenticator
 from server.index_servicer import SERVICE_NAME as INDEX_SERVICE
 from server.index_servicer import IndexServicer
 from server.retrieval_servicer import SERVICE_NAME as RETRIEVAL_SERVICE
@@ -104,8 +108,12 @@ def create_server(settings: Settings) -> tuple[GroundwireServer, int]:
         ],
     )
     runtime = Runtime(settings)
+    authenticator = build_authenticator(settings)
     grpc_server.add_generic_rpc_handlers(
-        (RetrievalServicer(runtime).handler(), IndexServicer(runtime).handler())
+        (
+            RetrievalServicer(runtime).handler(authenticator),
+            IndexServicer(runtime).handler(authenticator),
+        )
     )
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, grpc_server)
@@ -117,7 +125,54 @@ def create_server(settings: Settings) -> tuple[GroundwireServer, int]:
         )
         reflection.enable_server_reflection(names, grpc_server)
     address = f"{settings.server.host}:{settings.server.port}"
-    port = grpc_server.add_insecure_port(address)
+    credentials = server_credentials(settings)
+    if credentials is None:
+        port = grpc_server.add_insecure_port(address)
+    else:
+        port = grpc_server.add_secure_port(address, credentials)
     if port == 0:
         raise OSError(f"could not bind {address}; pick another server.port")
     return GroundwireServer(grpc_server, runtime, health_servicer), port
+
+
+def build_authenticator(settings: Settings) -> Authenticator:
+    """API-key authentication from settings; without a keys file, everyone is the local admin."""
+    if not settings.auth.keys_file:
+        logger.warning(
+            "AUTHENTICATION IS OFF: every caller acts as the admin of tenant 'default'. "
+            "Set auth.keys_file (see `groundwire keygen`) before exposing this server"
+        )
+        return Authenticator(None)
+    keys = KeyRing.load(Path(settings.auth.keys_file))
+    logger.info("API keys loaded: %d keys for %d tenants", len(keys), len(keys.tenants()))
+    return Authenticator(keys)
+
+
+def server_credentials(settings: Settings) -> grpc.ServerCredentials | None:
+    """TLS (and, with a client CA, mutual TLS) credentials; None for plaintext."""
+    server = settings.server
+    if not server.tls_cert_file:
+        return None
+    certificate = _read_pem(server.tls_cert_file, "server.tls_cert_file")
+    key = _read_pem(server.tls_key_file, "server.tls_key_file")
+    client_ca = (
+        _read_pem(server.tls_client_ca_file, "server.tls_client_ca_file")
+        if server.tls_client_ca_file
+        else None
+    )
+    logger.info("serving TLS%s", " with client certificates required" if client_ca else "")
+    return grpc.ssl_server_credentials(
+        [(key, certificate)],
+        root_certificates=client_ca,
+        require_client_auth=client_ca is not None,
+    )
+
+
+def _read_pem(path: str, field: str) -> bytes:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise InvalidArgument.field(field, f"cannot read {path}: {exc.strerror or exc}") from None
+    if b"-----BEGIN " not in data:
+        raise InvalidArgument.field(field, f"{path} is not a PEM file")
+    return data

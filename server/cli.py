@@ -1,4 +1,4 @@
-"""The `groundwire` command: serve, index, query, answer, eval."""
+"""The `groundwire` command: serve, index, query, answer, keygen, eval."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from core.errors import InvalidArgument
+from server.commands.client_channel import Endpoint
 from server.request_context import configure_logging
 from server.settings import Settings, load_settings
 
@@ -31,10 +32,18 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int)
     serve.add_argument("--data-dir")
     serve.add_argument("--device", help="auto | cpu | cuda | cuda:N")
-    index = sub.add_parser("index", help="index files and folders into a collection")
+    index = sub.add_parser(
+        "index",
+        help="index files and folders into a collection",
+        description="Send Markdown, text, reST, HTML and PDF files (folders recursively, hidden "
+        "ones ignored) and print a per-format summary; exits 1 when a document failed.",
+    )
     index.add_argument("paths", nargs="+")
     index.add_argument("--collection", default="default")
     index.add_argument("--target", default=DEFAULT_TARGET)
+    index.add_argument(
+        "--no-progress", action="store_true", help="no progress bar (it is off when not a TTY)"
+    )
     query = sub.add_parser("query", help="retrieve hits for a question")
     query.add_argument("text")
     query.add_argument("--collection", default="")
@@ -47,6 +56,10 @@ def _parser() -> argparse.ArgumentParser:
     answer.add_argument("text")
     answer.add_argument("--collection", default="")
     answer.add_argument("--target", default=DEFAULT_TARGET)
+    keygen = sub.add_parser("keygen", help="make an API key and print its keys-file entry")
+    keygen.add_argument("--tenant", required=True)
+    keygen.add_argument("--role", choices=["reader", "writer", "admin"], required=True)
+    keygen.add_argument("--id", dest="key_id", required=True, help="a name for the key")
     evaluate = sub.add_parser("eval", help="IR metrics on a BEIR-layout dataset")
     evaluate.add_argument("--dataset", type=Path, required=True)
     evaluate.add_argument("--json", action="store_true")
@@ -89,12 +102,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     elif args.command == "index":
         from server.commands.index_command import run_index
 
-        run_index(args.target, args.collection, args.paths)
+        run_index(args.target, args.collection, args.paths, progress=not args.no_progress)
     elif args.command == "query":
         from server.commands.query_command import build_request, run_query
 
         run_query(
-            args.target,
+            Endpoint(args.target, settings.client),
             build_request(args.text, args.collection, args.top_k, args.mode, args.fusion),
             args.json,
         )
@@ -103,11 +116,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         from server.commands.answer_command import run_answer
 
         run_answer(
-            args.target,
+            Endpoint(args.target, settings.client),
             rs.AnswerRequest(
                 retrieve=rs.RetrieveRequest(query=args.text, collection=args.collection)
             ),
         )
+    elif args.command == "keygen":
+        from server.commands.keygen_command import run_keygen
+
+        run_keygen(args.tenant, args.role, args.key_id)
     elif args.command == "eval":
         from server.commands.eval_command import run_eval
 

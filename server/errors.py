@@ -19,6 +19,8 @@ from core.errors import (
     LimitExceeded,
     NotFound,
     Overloaded,
+    PermissionDenied,
+    Unauthenticated,
     UpstreamFailure,
 )
 
@@ -34,6 +36,8 @@ STATUS_FOR_ERROR: dict[type[GroundwireError], grpc.StatusCode] = {
     UpstreamFailure: grpc.StatusCode.UNAVAILABLE,
     IndexNotReady: grpc.StatusCode.UNAVAILABLE,
     DeadlineExceeded: grpc.StatusCode.DEADLINE_EXCEEDED,
+    Unauthenticated: grpc.StatusCode.UNAUTHENTICATED,
+    PermissionDenied: grpc.StatusCode.PERMISSION_DENIED,
 }
 
 INTERNAL_MESSAGE = "internal error; the server logged the details under request id {request_id}"

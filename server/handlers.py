@@ -16,7 +16,9 @@ import grpc
 from google.protobuf.message import DecodeError, Message
 
 from core.errors import GroundwireError, InvalidArgument
+from server.authentication import Authenticator
 from server.errors import internal_status, rich_status
+from server.principal import Role, principal_var
 from server.request_context import request_id_from, request_id_var
 
 logger = logging.getLogger(__name__)
@@ -48,6 +50,7 @@ class Rpc:
     request: type[Message]
     response: type[Message]
     behavior: Callable[..., Any]
+    role: Role = Role.READER  # the least role allowed to call it
 
 
 def _parser(cls: type[Message]) -> Callable[[bytes], Message | MalformedRequest]:
@@ -76,14 +79,31 @@ def _check(request: Any) -> Any:
     return request
 
 
+@dataclass(frozen=True, slots=True)
+class _Guard:
+    """Authenticates the caller of one RPC and checks its role."""
+
+    authenticator: Authenticator
+    rpc: str
+    role: Role
+
+    def admit(self, context: Context) -> None:
+        principal = self.authenticator.authenticate(context.invocation_metadata())
+        principal.require(self.role, self.rpc)
+        principal_var.set(principal)
+
+
 def _awaited(
-    behavior: Callable[[Any, Context], Awaitable[Any]], prepare: Callable[[Any], Any]
+    behavior: Callable[[Any, Context], Awaitable[Any]],
+    prepare: Callable[[Any], Any],
+    guard: _Guard,
 ) -> Callable[[Any, Context], Awaitable[Any]]:
     """Wrap a handler that returns one response (unary or client-streaming requests)."""
 
     async def handle(request: Any, context: Context) -> Any:
         token = request_id_var.set(request_id_from(context))
         try:
+            guard.admit(context)
             return await behavior(prepare(request), context)
         except grpc.aio.AbortError:
             raise
@@ -96,11 +116,12 @@ def _awaited(
 
 
 def _server_stream(
-    behavior: Callable[[Any, Context], AsyncIterator[Any]],
+    behavior: Callable[[Any, Context], AsyncIterator[Any]], guard: _Guard
 ) -> Callable[[Any, Context], AsyncIterator[Any]]:
     async def handle(request: Any, context: Context) -> AsyncIterator[Any]:
         token = request_id_var.set(request_id_from(context))
         try:
+            guard.admit(context)
             async for item in behavior(_check(request), context):
                 yield item
         except grpc.aio.AbortError:
@@ -120,24 +141,26 @@ async def _checked_stream(requests: AsyncIterator[Any]) -> AsyncIterator[Any]:
 
 _FACTORIES: dict[str, tuple[Callable[..., Any], Callable[..., grpc.RpcMethodHandler[Any, Any]]]] = {
     "unary_unary": (
-        lambda behavior: _awaited(behavior, _check),
+        lambda behavior, guard: _awaited(behavior, _check, guard),
         grpc.unary_unary_rpc_method_handler,
     ),
     "unary_stream": (_server_stream, grpc.unary_stream_rpc_method_handler),
     "stream_unary": (
-        lambda behavior: _awaited(behavior, _checked_stream),
+        lambda behavior, guard: _awaited(behavior, _checked_stream, guard),
         grpc.stream_unary_rpc_method_handler,
     ),
 }
 
 
-def service_handler(service: str, rpcs: list[Rpc]) -> grpc.GenericRpcHandler:
-    """A generic handler for `service` (full name) serving `rpcs`."""
+def service_handler(
+    service: str, rpcs: list[Rpc], authenticator: Authenticator
+) -> grpc.GenericRpcHandler:
+    """A generic handler for `service` (full name) serving `rpcs`, each guarded by its role."""
     handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
     for rpc in rpcs:
         wrap, make = _FACTORIES[rpc.kind]
         handlers[rpc.name] = make(
-            wrap(rpc.behavior),
+            wrap(rpc.behavior, _Guard(authenticator, rpc.name, rpc.role)),
             request_deserializer=_parser(rpc.request),
             response_serializer=rpc.response.SerializeToString,
         )

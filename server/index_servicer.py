@@ -10,6 +10,7 @@ from core.catalog.collection import Collection
 from core.errors import InvalidArgument, LimitExceeded, NotFound
 from core.indexer import DocumentOutcome, Outcome
 from groundwire.v1 import index_service_pb2 as ix
+from server.authentication import Authenticator
 from server.blocking import run_blocking
 from server.conversions import (
     chunk_to_proto,
@@ -19,6 +20,7 @@ from server.conversions import (
 )
 from server.handlers import Context, Rpc, service_handler
 from server.index_validation import chunk_max_tokens, collection_or_default, delete_ids, dense_spec
+from server.principal import Role, current_principal
 from server.runtime import Runtime
 
 SERVICE_NAME = ix.DESCRIPTOR.services_by_name["IndexService"].full_name
@@ -36,8 +38,10 @@ class IndexServicer:
         self._runtime = runtime
 
     def _collection(self, name: str, field: str = "collection") -> Collection:
+        """The caller's collection; other tenants' collections are NotFound like missing ones."""
         default = self._runtime.settings.storage.default_collection
-        return self._runtime.catalog.get(collection_or_default(name, default, field))
+        tenant = current_principal().tenant
+        return self._runtime.catalog.get(tenant, collection_or_default(name, default, field))
 
     async def upsert_documents(
         self, requests: AsyncIterator[ix.UpsertDocumentsRequest], context: Context
@@ -129,8 +133,9 @@ class IndexServicer:
         config = self._runtime.new_collection_config(
             dense=spec, chunk_max_tokens=max_tokens, description=request.description
         )
+        tenant = current_principal().tenant
         collection = await run_blocking(
-            context, self._runtime.executor, self._runtime.catalog.create, name, config
+            context, self._runtime.executor, self._runtime.catalog.create, tenant, name, config
         )
         return ix.CreateCollectionResponse(collection=collection_info(collection))
 
@@ -141,8 +146,9 @@ class IndexServicer:
         name = collection_or_default(request.name, "", "name") if request.name else ""
         if not name:
             raise InvalidArgument.field("name", "must not be empty")
+        tenant = current_principal().tenant
         dropped = await run_blocking(
-            context, self._runtime.executor, self._runtime.catalog.drop, name
+            context, self._runtime.executor, self._runtime.catalog.drop, tenant, name
         )
         return ix.DropCollectionResponse(dropped_documents=dropped)
 
@@ -151,10 +157,11 @@ class IndexServicer:
     ) -> ix.ListCollectionsResponse:
         """ListCollections: see the proto."""
         catalog = self._runtime.catalog
+        tenant = current_principal().tenant
         infos = []
-        for name in catalog.names():
+        for name in catalog.names(tenant):
             try:
-                infos.append(collection_info(catalog.get(name)))
+                infos.append(collection_info(catalog.get(tenant, name)))
             except NotFound:
                 continue  # dropped meanwhile
         return ix.ListCollectionsResponse(collections=infos)
@@ -175,8 +182,8 @@ class IndexServicer:
             dense_device="cpu",
         )
 
-    def handler(self) -> grpc.GenericRpcHandler:
-        """The generic handler serving this service."""
+    def handler(self, authenticator: Authenticator) -> grpc.GenericRpcHandler:
+        """The generic handler serving this service, each RPC guarded by its least role."""
         return service_handler(
             SERVICE_NAME,
             [
@@ -186,6 +193,7 @@ class IndexServicer:
                     ix.UpsertDocumentsRequest,
                     ix.UpsertDocumentsResponse,
                     self.upsert_documents,
+                    Role.WRITER,
                 ),
                 Rpc(
                     "DeleteDocuments",
@@ -193,6 +201,7 @@ class IndexServicer:
                     ix.DeleteDocumentsRequest,
                     ix.DeleteDocumentsResponse,
                     self.delete_documents,
+                    Role.WRITER,
                 ),
                 Rpc(
                     "GetDocument",
@@ -207,6 +216,7 @@ class IndexServicer:
                     ix.CreateCollectionRequest,
                     ix.CreateCollectionResponse,
                     self.create_collection,
+                    Role.ADMIN,
                 ),
                 Rpc(
                     "DropCollection",
@@ -214,6 +224,7 @@ class IndexServicer:
                     ix.DropCollectionRequest,
                     ix.DropCollectionResponse,
                     self.drop_collection,
+                    Role.ADMIN,
                 ),
                 Rpc(
                     "ListCollections",
@@ -224,6 +235,7 @@ class IndexServicer:
                 ),
                 Rpc("Stats", "unary_unary", ix.StatsRequest, ix.StatsResponse, self.stats),
             ],
+            authenticator,
         )
 
 

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 
 import grpc
 
+from core.models import RiskLevel
+from core.retrieve.request import RetrievalRequest
 from groundwire.v1 import retrieval_service_pb2 as rs
 from server.answer_validation import validate_answer
+from server.authentication import Authenticator
 from server.blocking import run_blocking
 from server.conversions import answer_event_to_proto, result_to_proto
 from server.handlers import Context, Rpc, service_handler
+from server.principal import Role, current_principal
 from server.retrieve_validation import validate_retrieve
 from server.runtime import Runtime
 
@@ -26,7 +31,9 @@ class RetrievalServicer:
     async def retrieve(self, request: rs.RetrieveRequest, context: Context) -> rs.RetrieveResponse:
         """Retrieve: see the proto."""
         settings = self._runtime.settings
-        domain = validate_retrieve(request, settings.retrieval, settings.storage.default_collection)
+        domain = scoped(
+            validate_retrieve(request, settings.retrieval, settings.storage.default_collection)
+        )
         result = await run_blocking(
             context, self._runtime.executor, self._runtime.pipeline.retrieve, domain
         )
@@ -44,6 +51,7 @@ class RetrievalServicer:
             settings.storage.default_collection,
             runtime.prompts.names(),
         )
+        domain = replace(domain, retrieval=scoped(domain.retrieval))
         stream = runtime.answers.answer(domain)
         try:
             async for event in stream:
@@ -51,8 +59,8 @@ class RetrievalServicer:
         finally:
             await stream.aclose()
 
-    def handler(self) -> grpc.GenericRpcHandler:
-        """The generic handler serving this service."""
+    def handler(self, authenticator: Authenticator) -> grpc.GenericRpcHandler:
+        """The generic handler serving this service, each RPC guarded by its least role."""
         return service_handler(
             SERVICE_NAME,
             [
@@ -65,4 +73,13 @@ class RetrievalServicer:
                 ),
                 Rpc("Answer", "unary_stream", rs.AnswerRequest, rs.AnswerResponse, self.answer),
             ],
+            authenticator,
         )
+
+
+def scoped(request: RetrievalRequest) -> RetrievalRequest:
+    """The request bound to the caller's tenant; HIGH-risk chunks only for admins."""
+    principal = current_principal()
+    if request.max_risk is RiskLevel.HIGH:
+        principal.require(Role.ADMIN, "max_risk_level RISK_LEVEL_HIGH")
+    return replace(request, tenant=principal.tenant)

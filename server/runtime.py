@@ -9,7 +9,7 @@ from pathlib import Path
 
 from core.answer.answer_service import AnswerService
 from core.answer.prompts import PromptLibrary, default_prompts_dir
-from core.catalog.catalog import CollectionCatalog
+from core.catalog.catalog import DEFAULT_TENANT, CollectionCatalog
 from core.catalog.collection import Collection
 from core.catalog.collection_config import CollectionConfig
 from core.dense.faiss_index import DenseIndexSpec
@@ -41,7 +41,9 @@ class Runtime:
         self.lexical_executor = ThreadPoolExecutor(
             settings.server.worker_threads, thread_name_prefix="gw-lexical"
         )
-        self.catalog = CollectionCatalog(Path(settings.storage.data_dir))
+        self.catalog = CollectionCatalog(
+            Path(settings.storage.data_dir), settings.limits.max_collections_per_tenant
+        )
         self._ready = threading.Event()
         self._embedder: MicroBatchingEmbedder | None = None
         self._indexer: Indexer | None = None
@@ -80,7 +82,7 @@ class Runtime:
         if self.settings.storage.seed_demo_corpus:
             self._seed_demo()
         self._ready.set()
-        logger.info("ready: %d collection(s) loaded", len(self.catalog.names()))
+        logger.info("ready: %d collection(s) loaded", len(self.catalog.all()))
 
     @property
     def ready(self) -> bool:
@@ -151,7 +153,9 @@ class Runtime:
         name = self.settings.storage.default_collection
         assert self._indexer is not None
         collection: Collection = self.catalog.get_or_create(
-            name, self.new_collection_config(description="bundled demo corpus: Python FAQ")
+            DEFAULT_TENANT,
+            name,
+            self.new_collection_config(description="bundled demo corpus: Python FAQ"),
         )
         documents, _ = collection.store.counts()
         if documents:

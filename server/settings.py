@@ -34,6 +34,9 @@ class ServerSettings:
     shutdown_grace_s: float = 10.0
     worker_threads: int = 8
     reflection: bool = True
+    tls_cert_file: str = ""  # PEM server certificate chain; set with tls_key_file to serve TLS
+    tls_key_file: str = ""  # PEM private key of tls_cert_file
+    tls_client_ca_file: str = ""  # PEM CA bundle; set to require client certificates (mutual TLS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +84,53 @@ class RetrievalSettings:
     max_budget_chars: int = 2_000_000
 
 
+@dataclass(frozen=True, slots=True)
+class AuthSettings:
+    """API keys. Without a keys file every caller is the default tenant's admin (logged loudly)."""
+
+    keys_file: str = ""  # TOML file of [[keys]] (id, tenant, role, sha256); see server/api_keys.py
+    required: bool = False  # refuse to start without a keys file (for deployments)
+
+
+@dataclass(frozen=True, slots=True)
+class ClientSettings:
+    """How the client commands (index, query, answer) reach a server that requires keys or TLS."""
+
+    api_key: str = field(default="", repr=False)  # prefer api_key_file or the environment
+    api_key_file: str = ""
+    tls_ca_file: str = ""  # PEM CA bundle to verify the server; setting it turns TLS on
+    tls_cert_file: str = ""  # PEM client certificate (mutual TLS)
+    tls_key_file: str = ""  # PEM key of tls_cert_file
+
+
+@dataclass(frozen=True, slots=True)
+class LimitsSettings:
+    """Per-tenant and per-document limits; exceeding one gives RESOURCE_EXHAUSTED or a failed document."""
+
+    max_collections_per_tenant: int = 100
+    max_chunks_per_document: int = 5000
+
+
+@dataclass(frozen=True, slots=True)
+class CacheSettings:
+    """The query-embedding cache and the retrieval cache (in-process; a restart starts cold)."""
+
+    enabled: bool = True
+    embedding_ttl_s: float = 600.0  # seconds a cached query embedding lives
+    embedding_max_entries: int = 10000  # query embeddings held, at most (least recent go first)
+    retrieval_ttl_s: float = 60.0  # seconds a cached retrieval result lives
+    retrieval_max_entries: int = 2000  # retrieval results held over all collections, at most
+
+
+@dataclass(frozen=True, slots=True)
+class MemorySettings:
+    """Long-term memories (AddMemories, Retrieve with use_memory)."""
+
+    decay_rate_per_hour: float = 0.01  # retention = exp(-rate * hours / (1 + 9 * importance))
+    max_per_request: int = 256  # memories per AddMemories request, at most
+    weight: float = 1.0  # weight of memory ranks against document ranks when they are fused
+
+
 class GeneratorKind(str, Enum):
     """Which generator answers: auto picks openai when a base_url is set, else extractive."""
 
@@ -124,6 +174,11 @@ class Settings:
     indexing: IndexingSettings = field(default_factory=IndexingSettings)
     retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
     generator: GeneratorSettings = field(default_factory=GeneratorSettings)
+    auth: AuthSettings = field(default_factory=AuthSettings)
+    limits: LimitsSettings = field(default_factory=LimitsSettings)
+    client: ClientSettings = field(default_factory=ClientSettings)
+    cache: CacheSettings = field(default_factory=CacheSettings)
+    memory: MemorySettings = field(default_factory=MemorySettings)
     log_level: str = "INFO"
 
     def replace(self, **sections: Any) -> Settings:
@@ -254,6 +309,52 @@ def validate_settings(settings: Settings) -> None:
             "retrieval.default_budget_tokens",
             "must be between 1 and retrieval.max_budget_tokens",
         ),
+    ]
+    server = settings.server
+    checks += [
+        (
+            bool(server.tls_cert_file) == bool(server.tls_key_file),
+            "server.tls_cert_file",
+            "set both server.tls_cert_file and server.tls_key_file, or neither",
+        ),
+        (
+            not server.tls_client_ca_file or bool(server.tls_cert_file),
+            "server.tls_client_ca_file",
+            "mutual TLS needs server TLS: set server.tls_cert_file and server.tls_key_file too",
+        ),
+        (
+            not settings.auth.required or bool(settings.auth.keys_file),
+            "auth.keys_file",
+            "is required because auth.required is true; create one with `groundwire keygen`",
+        ),
+        (
+            settings.limits.max_collections_per_tenant >= 1,
+            "limits.max_collections_per_tenant",
+            "must be >= 1",
+        ),
+        (
+            settings.limits.max_chunks_per_document >= 1,
+            "limits.max_chunks_per_document",
+            "must be >= 1",
+        ),
+    ]
+    cache, memory = settings.cache, settings.memory
+    checks += [
+        (cache.embedding_ttl_s > 0, "cache.embedding_ttl_s", "must be > 0 (seconds)"),
+        (cache.embedding_max_entries >= 1, "cache.embedding_max_entries", "must be >= 1"),
+        (cache.retrieval_ttl_s > 0, "cache.retrieval_ttl_s", "must be > 0 (seconds)"),
+        (cache.retrieval_max_entries >= 1, "cache.retrieval_max_entries", "must be >= 1"),
+        (
+            memory.decay_rate_per_hour >= 0,
+            "memory.decay_rate_per_hour",
+            "must be >= 0 (0 keeps memories from fading)",
+        ),
+        (
+            1 <= memory.max_per_request <= 10000,
+            "memory.max_per_request",
+            "must be between 1 and 10000",
+        ),
+        (0 < memory.weight < float("inf"), "memory.weight", "must be a finite number > 0"),
     ]
     generator = settings.generator
     checks += [

@@ -38,7 +38,7 @@ from core.answer.llama_cpp_generator import (
 from core.answer.openai_generator import OpenAIGenerator, OpenAIGeneratorConfig
 from core.answer.prompts import PromptLibrary, default_prompts_dir
 from core.answer.protocol import GenerationParams, Generator
-from core.catalog.catalog import CollectionCatalog
+from core.catalog.catalog import DEFAULT_TENANT, CollectionCatalog
 from core.catalog.collection_config import CollectionConfig
 from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder, default_model_path
 from core.indexer import Indexer
@@ -132,6 +132,7 @@ def build_pipeline(
     catalog = CollectionCatalog(tmp)
     catalog.open_all()
     collection = catalog.create(
+        DEFAULT_TENANT,
         "demo",
         CollectionConfig(embedding_model=embedder.model_name, embedding_dim=embedder.dimension),
     )

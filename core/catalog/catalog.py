@@ -1,4 +1,9 @@
-"""The set of collections under a data directory."""
+"""The set of collections under a data directory, grouped by tenant.
+
+Layout: `<data_dir>/tenants/<tenant>/<collection>/` holds one collection. A data directory from
+before tenants (`<data_dir>/collections/<collection>/`) is moved under the default tenant once.
+Every lookup is by (tenant, name): a tenant can never reach, list or count another's collections.
+"""
 
 from __future__ import annotations
 
@@ -9,54 +14,84 @@ from pathlib import Path
 
 from core.catalog.collection import Collection
 from core.catalog.collection_config import CollectionConfig, validate_collection_name
-from core.errors import AlreadyExists, NotFound
+from core.errors import AlreadyExists, LimitExceeded, NotFound
 
 logger = logging.getLogger(__name__)
 
-COLLECTIONS_DIR = "collections"
+TENANTS_DIR = "tenants"
+LEGACY_COLLECTIONS_DIR = "collections"
+DEFAULT_TENANT = "default"
+
+Key = tuple[str, str]
 
 
 class CollectionCatalog:
-    """Opens, creates and drops collections; one directory per collection."""
+    """Opens, creates and drops collections; one directory per (tenant, collection)."""
 
-    def __init__(self, data_dir: Path) -> None:
-        self.root = data_dir / COLLECTIONS_DIR
-        self._collections: dict[str, Collection] = {}
+    def __init__(self, data_dir: Path, max_collections_per_tenant: int = 1000) -> None:
+        self.data_dir = data_dir
+        self.root = data_dir / TENANTS_DIR
+        self.max_collections_per_tenant = max_collections_per_tenant
+        self._collections: dict[Key, Collection] = {}
         self._lock = threading.Lock()
+
+    def directory_for(self, tenant: str, name: str) -> Path:
+        """Where the collection `name` of `tenant` lives (whether or not it exists)."""
+        validate_collection_name(tenant, "tenant")
+        return self.root / tenant / name
 
     def open_all(self) -> None:
         """Open every collection on disk, replaying or rebuilding derived indexes as needed."""
+        self._migrate_legacy_layout()
         self.root.mkdir(parents=True, exist_ok=True)
-        for directory in sorted(p for p in self.root.iterdir() if p.is_dir()):
-            if directory.name.startswith("."):
-                continue
-            try:
-                collection = Collection.open(directory.name, directory, None)
-            except FileNotFoundError:
-                logger.warning("skipping %s: not a collection directory", directory)
-                continue
-            with self._lock:
-                self._collections[directory.name] = collection
-            logger.info("opened collection %s", directory.name)
+        for tenant_dir in sorted(p for p in self.root.iterdir() if p.is_dir()):
+            for directory in sorted(p for p in tenant_dir.iterdir() if p.is_dir()):
+                if directory.name.startswith("."):
+                    continue
+                self._open_existing(tenant_dir.name, directory)
 
-    def create(self, name: str, config: CollectionConfig) -> Collection:
-        """Create an empty collection; AlreadyExists if the name is taken."""
-        validate_collection_name(name, "name")
+    def _open_existing(self, tenant: str, directory: Path) -> None:
+        try:
+            collection = Collection.open(directory.name, directory, None)
+        except FileNotFoundError:
+            logger.warning("skipping %s: not a collection directory", directory)
+            return
         with self._lock:
-            if name in self._collections:
+            self._collections[(tenant, directory.name)] = collection
+        logger.info("opened collection %s/%s", tenant, directory.name)
+
+    def _migrate_legacy_layout(self) -> None:
+        legacy = self.data_dir / LEGACY_COLLECTIONS_DIR
+        target = self.root / DEFAULT_TENANT
+        if legacy.is_dir() and not target.exists():
+            self.root.mkdir(parents=True, exist_ok=True)
+            legacy.rename(target)
+            logger.warning("moved %s to %s (collections now live per tenant)", legacy, target)
+
+    def create(self, tenant: str, name: str, config: CollectionConfig) -> Collection:
+        """Create an empty collection; AlreadyExists if the tenant has one of that name."""
+        validate_collection_name(name, "name")
+        directory = self.directory_for(tenant, name)
+        with self._lock:
+            if (tenant, name) in self._collections:
                 raise AlreadyExists(f"collection {name!r} already exists")
-            directory = self.root / name
+            owned = sum(1 for t, _ in self._collections if t == tenant)
+            if owned >= self.max_collections_per_tenant:
+                raise LimitExceeded(
+                    f"the tenant already has {owned} collections, the limit "
+                    f"(limits.max_collections_per_tenant); drop one before creating another"
+                )
             if directory.exists():
                 shutil.rmtree(directory)
             collection = Collection.open(name, directory, config)
-            self._collections[name] = collection
-        logger.info("created collection %s", name)
+            self._collections[(tenant, name)] = collection
+        logger.info("created collection %s/%s", tenant, name)
         return collection
 
-    def get(self, name: str) -> Collection:
-        """The open collection named `name`; NotFound otherwise."""
+    def get(self, tenant: str, name: str) -> Collection:
+        """The tenant's open collection named `name`; NotFound otherwise."""
         with self._lock:
-            collection = self._collections.get(name)
+            collection = self._collections.get((tenant, name))
         if collection is None:
             raise NotFound(
                 f"collection {name!r} does not exist; create it with CreateCollection "
@@ -64,33 +99,56 @@ class CollectionCatalog:
             )
         return collection
 
-    def get_or_create(self, name: str, config: CollectionConfig) -> Collection:
-        """The collection named `name`, created with `config` if missing."""
+    def get_or_create(self, tenant: str, name: str, config: CollectionConfig) -> Collection:
+        """The tenant's collection named `name`, created with `config` if missing."""
         try:
-            return self.get(name)
+            return self.get(tenant, name)
         except NotFound:
             try:
-                return self.create(name, config)
+                return self.create(tenant, name, config)
             except AlreadyExists:
-                return self.get(name)
+                return self.get(tenant, name)
 
-    def drop(self, name: str) -> int:
+    def drop(self, tenant: str, name: str) -> int:
         """Delete a collection and its directory; returns how many documents it held."""
         with self._lock:
-            collection = self._collections.pop(name, None)
+            collection = self._collections.pop((tenant, name), None)
         if collection is None:
             raise NotFound(f"collection {name!r} does not exist")
         with collection.write_lock:
             documents, _ = collection.store.counts()
         collection.close()
         shutil.rmtree(collection.directory, ignore_errors=True)
-        logger.info("dropped collection %s (%d documents)", name, documents)
+        logger.info("dropped collection %s/%s (%d documents)", tenant, name, documents)
         return documents
 
-    def names(self) -> list[str]:
-        """Collection names, sorted."""
+    def detach(self, tenant: str, name: str) -> Collection:
+        """Remove the collection from the catalog without closing it (the caller closes it)."""
         with self._lock:
-            return sorted(self._collections)
+            collection = self._collections.pop((tenant, name), None)
+        if collection is None:
+            raise NotFound(f"collection {name!r} does not exist")
+        return collection
+
+    def attach(self, tenant: str, name: str) -> Collection:
+        """Open the collection directory of (tenant, name) and add it; AlreadyExists if open."""
+        directory = self.directory_for(tenant, name)
+        with self._lock:
+            if (tenant, name) in self._collections:
+                raise AlreadyExists(f"collection {name!r} already exists")
+            collection = Collection.open(name, directory, None)
+            self._collections[(tenant, name)] = collection
+        return collection
+
+    def names(self, tenant: str) -> list[str]:
+        """The tenant's collection names, sorted."""
+        with self._lock:
+            return sorted(name for t, name in self._collections if t == tenant)
+
+    def all(self) -> list[tuple[str, Collection]]:
+        """Every open collection with its tenant (for server-wide maintenance, never for RPCs)."""
+        with self._lock:
+            return [(tenant, c) for (tenant, _), c in sorted(self._collections.items())]
 
     def close(self) -> None:
         """Persist and close every collection."""

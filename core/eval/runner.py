@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
-from core.catalog.catalog import CollectionCatalog
+from core.catalog.catalog import DEFAULT_TENANT, CollectionCatalog
 from core.catalog.collection_config import CollectionConfig
 from core.embed.protocol import Embedder
 from core.eval.beir import BeirDataset
@@ -33,7 +33,7 @@ def index_dataset(
     progress: Callable[[int], None] = lambda n: None,
 ) -> None:
     """Index every corpus document (title as section root, body as plain text)."""
-    collection = catalog.create(EVAL_COLLECTION, config)
+    collection = catalog.create(DEFAULT_TENANT, EVAL_COLLECTION, config)
     batch: list[Document] = []
     for doc in dataset.corpus.values():
         batch.append(Document(doc.doc_id, doc.text, SourceType.TEXT, title=doc.title))

@@ -43,7 +43,7 @@ class RetrievalPipeline:
 
     def retrieve(self, request: RetrievalRequest) -> RetrievalResult:
         """Run every stage for one request."""
-        collection = self._catalog.get(request.collection)
+        collection = self._catalog.get(request.tenant, request.collection)
         timer = StageTimer()
         lexical_future = self._start_lexical(collection, request, timer)
         dense = self._dense_ranking(collection, request, timer)

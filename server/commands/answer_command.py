@@ -6,12 +6,12 @@ import grpc
 
 from groundwire.v1 import retrieval_service_pb2 as rs
 from groundwire.v1 import retrieval_service_pb2_grpc as rs_grpc
-from server.commands.client_channel import exit_on_rpc_error, open_channel
+from server.commands.client_channel import Endpoint, exit_on_rpc_error, open_channel
 
 
-def run_answer(target: str, request: rs.AnswerRequest) -> None:
+def run_answer(endpoint: Endpoint, request: rs.AnswerRequest) -> None:
     """Print deltas as they arrive, then the validated citations."""
-    stub = rs_grpc.RetrievalServiceStub(open_channel(target))
+    stub = rs_grpc.RetrievalServiceStub(open_channel(endpoint))
     try:
         for event in stub.Answer(request, timeout=300):
             kind = event.WhichOneof("event")

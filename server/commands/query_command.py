@@ -7,7 +7,7 @@ from google.protobuf.json_format import MessageToJson
 
 from groundwire.v1 import retrieval_service_pb2 as rs
 from groundwire.v1 import retrieval_service_pb2_grpc as rs_grpc
-from server.commands.client_channel import exit_on_rpc_error, open_channel
+from server.commands.client_channel import Endpoint, exit_on_rpc_error, open_channel
 
 MODES = {
     "dense": rs.RETRIEVAL_MODE_DENSE,
@@ -34,9 +34,9 @@ def build_request(
     return request
 
 
-def run_query(target: str, request: rs.RetrieveRequest, as_json: bool) -> None:
+def run_query(endpoint: Endpoint, request: rs.RetrieveRequest, as_json: bool) -> None:
     """Print hits as a list, or the whole response as JSON."""
-    stub = rs_grpc.RetrievalServiceStub(open_channel(target))
+    stub = rs_grpc.RetrievalServiceStub(open_channel(endpoint))
     try:
         response = stub.Retrieve(request, timeout=60)
     except grpc.RpcError as error:

@@ -13,7 +13,7 @@ from core.answer.answer_service import AnswerRequest, AnswerService
 from core.answer.events import AnswerDelta, AnswerEvent, AnswerStarted, AnswerSummary
 from core.answer.prompts import PromptLibrary, default_prompts_dir
 from core.answer.protocol import GenerationEvent, GenerationFinished, GenerationRequest, TextDelta
-from core.catalog.catalog import CollectionCatalog
+from core.catalog.catalog import DEFAULT_TENANT, CollectionCatalog
 from core.catalog.collection_config import CollectionConfig
 from core.embed.protocol import Embedder
 from core.indexer import Indexer
@@ -50,7 +50,7 @@ def pipeline(
     catalog = CollectionCatalog(Path(tmp_path_factory.mktemp("answer-data")))
     catalog.open_all()
     config = CollectionConfig(embedding_model=embedder.model_name, embedding_dim=embedder.dimension)
-    collection = catalog.create("docs", config)
+    collection = catalog.create(DEFAULT_TENANT, "docs", config)
     docs = [
         Document("tea.md", "# Tea\n\nGreen tea is steeped at 80 degrees for two minutes."),
         Document("coffee.md", "# Coffee\n\nEspresso is brewed at nine bars of pressure."),

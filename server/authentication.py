@@ -1,0 +1,47 @@
+"""Authentication of one RPC: the `authorization: Bearer <key>` metadata to a Principal."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from core.errors import Unauthenticated
+from server.api_keys import KeyRing
+from server.principal import LOCAL_ADMIN, Principal
+
+logger = logging.getLogger(__name__)
+
+AUTHORIZATION_HEADER = "authorization"
+_SCHEME = "bearer "
+
+
+class Authenticator:
+    """Turns request metadata into a Principal; with no key ring every caller is the local admin."""
+
+    def __init__(self, keys: KeyRing | None) -> None:
+        self._keys = keys
+
+    @property
+    def enabled(self) -> bool:
+        """Whether keys are required."""
+        return self._keys is not None
+
+    def authenticate(self, metadata: Iterable[tuple[str, Any]] | None) -> Principal:
+        """The caller's principal; Unauthenticated when a key is required and missing or unknown."""
+        if self._keys is None:
+            return LOCAL_ADMIN
+        values = [v for k, v in metadata or () if k == AUTHORIZATION_HEADER]
+        if not values:
+            raise Unauthenticated(
+                "missing credentials: send the metadata 'authorization: Bearer <api key>'"
+            )
+        if len(values) > 1:
+            raise Unauthenticated("send exactly one 'authorization' metadata entry")
+        value = values[0] if isinstance(values[0], str) else ""
+        if not value.lower().startswith(_SCHEME) or not value[len(_SCHEME) :].strip():
+            raise Unauthenticated("malformed 'authorization' metadata: expected 'Bearer <api key>'")
+        principal = self._keys.authenticate(value[len(_SCHEME) :].strip())
+        if principal is None:
+            raise Unauthenticated("unknown API key; check the key or ask an admin for a new one")
+        return principal
