@@ -53,8 +53,10 @@ def validate_retrieve(
     if rrf_k < 1:
         violations.append(FieldViolation("hybrid.rrf_k", "must be >= 1 (60 is the usual choice)"))
     weights = [
-        _weight(violations, "hybrid.dense_weight", hybrid, "dense_weight"),
-        _weight(violations, "hybrid.lexical_weight", hybrid, "lexical_weight"),
+        _weight(violations, "hybrid.dense_weight", hybrid, "dense_weight", settings.dense_weight),
+        _weight(
+            violations, "hybrid.lexical_weight", hybrid, "lexical_weight", settings.lexical_weight
+        ),
     ]
     depth = hybrid.candidate_depth if hybrid.HasField("candidate_depth") else None
     if depth is not None and not 1 <= depth <= MAX_CANDIDATE_DEPTH:
@@ -111,14 +113,18 @@ def _enum(violations, field, value, mapping: Mapping[int, object], name, default
 
 
 def _weight(
-    violations: list[FieldViolation], field: str, hybrid: rs.HybridParams, name: str
+    violations: list[FieldViolation],
+    field: str,
+    hybrid: rs.HybridParams,
+    name: str,
+    default: float,
 ) -> float:
     if not hybrid.HasField(name):
-        return 1.0
+        return default
     value = float(getattr(hybrid, name))
     if not math.isfinite(value) or value < 0:
         violations.append(FieldViolation(field, "must be a finite number >= 0"))
-        return 1.0
+        return default
     return value
 
 

@@ -79,6 +79,12 @@ class RetrievalSettings:
     mode: RetrievalMode = RetrievalMode.HYBRID
     fusion: FusionMethod = FusionMethod.WEIGHTED
     rrf_k: int = 60
+    # Fusion weights used when a request leaves them unset. Weighted fusion with 1 : 0.25 is a
+    # convex combination leaning 0.8 towards dense (min-max normalised), the setting Bruch et al.
+    # (2023, "An Analysis of Fusion Functions for Hybrid Retrieval") found robust; on python-faq
+    # every lexical weight in 0.2-0.6 beats dense alone (benchmarks/results/python_faq_quality.md).
+    dense_weight: float = 1.0
+    lexical_weight: float = 0.25
     default_budget_tokens: int = 2000
     max_budget_tokens: int = 200_000
     max_budget_chars: int = 2_000_000
@@ -304,6 +310,16 @@ def validate_settings(settings: Settings) -> None:
         ),
         (settings.retrieval.max_query_chars >= 1, "retrieval.max_query_chars", "must be >= 1"),
         (settings.retrieval.rrf_k >= 1, "retrieval.rrf_k", "must be >= 1"),
+        (
+            settings.retrieval.dense_weight >= 0 and settings.retrieval.lexical_weight >= 0,
+            "retrieval.dense_weight",
+            "fusion weights must be >= 0",
+        ),
+        (
+            settings.retrieval.dense_weight + settings.retrieval.lexical_weight > 0,
+            "retrieval.lexical_weight",
+            "at least one of retrieval.dense_weight and retrieval.lexical_weight must be > 0",
+        ),
         (
             1 <= settings.retrieval.default_budget_tokens <= settings.retrieval.max_budget_tokens,
             "retrieval.default_budget_tokens",

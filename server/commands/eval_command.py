@@ -32,10 +32,19 @@ def configurations(settings: Settings) -> dict[str, RetrievalRequest]:
         "dense": replace(base, mode=RetrievalMode.DENSE),
         "lexical": replace(base, mode=RetrievalMode.LEXICAL),
         "hybrid": replace(base, mode=RetrievalMode.HYBRID, fusion=FusionMethod.RRF, rrf_k=60),
-        "hybrid-weighted": replace(base, mode=RetrievalMode.HYBRID, fusion=FusionMethod.WEIGHTED),
+        "hybrid-weighted 1:1": replace(
+            base, mode=RetrievalMode.HYBRID, fusion=FusionMethod.WEIGHTED
+        ),
         "hybrid-max": replace(base, mode=RetrievalMode.HYBRID, fusion=FusionMethod.MAX),
         "hybrid-dbsf": replace(base, mode=RetrievalMode.HYBRID, fusion=FusionMethod.DBSF),
-        "default": replace(base, mode=r.mode, fusion=r.fusion, rrf_k=r.rrf_k),
+        "default": replace(
+            base,
+            mode=r.mode,
+            fusion=r.fusion,
+            rrf_k=r.rrf_k,
+            dense_weight=r.dense_weight,
+            lexical_weight=r.lexical_weight,
+        ),
     }
 
 
