@@ -32,7 +32,7 @@ def configurations(settings: Settings) -> dict[str, RetrievalRequest]:
         "dense": replace(base, mode=RetrievalMode.DENSE),
         "lexical": replace(base, mode=RetrievalMode.LEXICAL),
         "hybrid": replace(base, mode=RetrievalMode.HYBRID, fusion=FusionMethod.RRF, rrf_k=60),
-        "hybrid-weighted 1:1": replace(
+        "hybrid-weighted-equal": replace(
             base, mode=RetrievalMode.HYBRID, fusion=FusionMethod.WEIGHTED
         ),
         "hybrid-max": replace(base, mode=RetrievalMode.HYBRID, fusion=FusionMethod.MAX),
