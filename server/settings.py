@@ -137,6 +137,17 @@ class MemorySettings:
     weight: float = 1.0  # weight of memory ranks against document ranks when they are fused
 
 
+@dataclass(frozen=True, slots=True)
+class RerankSettings:
+    """The rerank stage: a cross-encoder directory or the LLM generator; neither: no reranker."""
+
+    cross_encoder_path: str = ""  # a sentence-transformers CrossEncoder directory; none ships
+    device: str = "auto"  # cross-encoder device: "auto", "cpu", "cuda" or "cuda:N"
+    batch_size: int = 32  # (query, passage) pairs per cross-encoder forward pass
+    llm: bool = False  # rank with the configured generator instead (needs a language model)
+    max_depth: int = 200  # most hits one request may rerank
+
+
 class GeneratorKind(str, Enum):
     """Which generator answers: auto picks openai when a base_url is set, else extractive."""
 
@@ -185,6 +196,7 @@ class Settings:
     client: ClientSettings = field(default_factory=ClientSettings)
     cache: CacheSettings = field(default_factory=CacheSettings)
     memory: MemorySettings = field(default_factory=MemorySettings)
+    rerank: RerankSettings = field(default_factory=RerankSettings)
     log_level: str = "INFO"
 
     def replace(self, **sections: Any) -> Settings:
@@ -371,6 +383,16 @@ def validate_settings(settings: Settings) -> None:
             "must be between 1 and 10000",
         ),
         (0 < memory.weight < float("inf"), "memory.weight", "must be a finite number > 0"),
+    ]
+    rerank = settings.rerank
+    checks += [
+        (rerank.batch_size >= 1, "rerank.batch_size", "must be >= 1"),
+        (1 <= rerank.max_depth <= 200, "rerank.max_depth", "must be between 1 and 200"),
+        (
+            not (rerank.cross_encoder_path and rerank.llm),
+            "rerank.llm",
+            "set either rerank.cross_encoder_path or rerank.llm = true, not both",
+        ),
     ]
     generator = settings.generator
     checks += [

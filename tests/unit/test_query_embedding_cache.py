@@ -1,0 +1,180 @@
+"""`QueryEmbeddingCache` in front of the real MiniLM model, with a counting pass-through wrapper."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from core.cache.lru_ttl import CacheStats
+from core.cache.query_embedding_cache import QueryEmbeddingCache
+from core.embed.protocol import Embedder
+from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder
+
+
+class CountingEmbedder:
+    """The real embedder, recording each `embed_queries` batch it passes on."""
+
+    def __init__(self, inner: SentenceTransformerEmbedder) -> None:
+        self.inner = inner
+        self.model_name = inner.model_name
+        self.dimension = inner.dimension
+        self.max_tokens = inner.max_tokens
+        self.device = inner.device
+        self.query_batches: list[list[str]] = []
+        self.document_batches: list[list[str]] = []
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        self.query_batches.append(list(texts))
+        return self.inner.embed_queries(texts)
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        self.document_batches.append(list(texts))
+        return self.inner.embed_documents(texts)
+
+    def count_tokens(self, text: str) -> int:
+        return self.inner.count_tokens(text)
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def counting(embedder: SentenceTransformerEmbedder) -> CountingEmbedder:
+    return CountingEmbedder(embedder)
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def cache(counting: CountingEmbedder, clock: FakeClock) -> QueryEmbeddingCache:
+    return QueryEmbeddingCache(counting, ttl_s=30.0, max_entries=100, clock=clock)
+
+
+def test_is_an_embedder_delegating_everything_but_query_caching(
+    cache: QueryEmbeddingCache, counting: CountingEmbedder, embedder: SentenceTransformerEmbedder
+) -> None:
+    assert isinstance(cache, Embedder)
+    assert (cache.model_name, cache.dimension, cache.max_tokens, cache.device) == (
+        embedder.model_name,
+        embedder.dimension,
+        embedder.max_tokens,
+        embedder.device,
+    )
+    assert cache.count_tokens("hello world") == embedder.count_tokens("hello world")
+    twice = [cache.embed_documents(["a passage"]) for _ in range(2)]
+    assert counting.document_batches == [["a passage"], ["a passage"]]
+    np.testing.assert_array_equal(twice[0], embedder.embed_documents(["a passage"]))
+
+
+def test_cached_vector_equals_a_fresh_embedding(
+    cache: QueryEmbeddingCache, counting: CountingEmbedder, embedder: SentenceTransformerEmbedder
+) -> None:
+    first, first_hits = cache.embed_queries_with_hits(["how do I rotate api keys"])
+    second, second_hits = cache.embed_queries_with_hits(["how do I rotate api keys"])
+    assert (first_hits, second_hits) == ([False], [True])
+    assert counting.query_batches == [["how do I rotate api keys"]]
+    fresh = embedder.embed_queries(["how do I rotate api keys"])
+    np.testing.assert_array_equal(second, fresh)
+    assert second.dtype == np.float32 and second.shape == (1, embedder.dimension)
+
+
+def test_whitespace_variants_share_one_entry_and_the_model_sees_the_normalised_text(
+    cache: QueryEmbeddingCache, counting: CountingEmbedder, embedder: SentenceTransformerEmbedder
+) -> None:
+    vectors, hits = cache.embed_queries_with_hits(["  rotate\tapi  keys\n", "rotate api keys"])
+    assert hits == [False, False]
+    assert counting.query_batches == [["rotate api keys"]]
+    np.testing.assert_array_equal(vectors[0], vectors[1])
+    np.testing.assert_array_equal(vectors[:1], embedder.embed_queries(["rotate api keys"]))
+    assert cache.embed_queries_with_hits(["rotate api keys "])[1] == [True]
+
+
+def test_partial_batch_embeds_only_the_misses_in_one_call(
+    cache: QueryEmbeddingCache, counting: CountingEmbedder, embedder: SentenceTransformerEmbedder
+) -> None:
+    cache.embed_queries(["alpha query", "gamma query"])
+    counting.query_batches.clear()
+    texts = ["alpha query", "beta query", "gamma query", "delta query", "beta query"]
+    vectors, hits = cache.embed_queries_with_hits(texts)
+    assert hits == [True, False, True, False, False]
+    assert counting.query_batches == [["beta query", "delta query"]]
+    np.testing.assert_allclose(vectors, embedder.embed_queries(texts), rtol=0, atol=1e-6)
+    assert cache.stats() == CacheStats(hits=2, misses=5, evictions=0, expirations=0, entries=4)
+
+
+def test_all_hits_make_no_inner_call(
+    cache: QueryEmbeddingCache, counting: CountingEmbedder
+) -> None:
+    cache.embed_queries(["one", "two"])
+    counting.query_batches.clear()
+    assert cache.embed_queries_with_hits(["two", "one", "two"])[1] == [True, True, True]
+    assert counting.query_batches == []
+
+
+def test_mutating_a_result_cannot_corrupt_the_cache(
+    cache: QueryEmbeddingCache, embedder: SentenceTransformerEmbedder
+) -> None:
+    first = cache.embed_queries(["stable vector"])
+    first[:] = 0.0
+    again = cache.embed_queries(["stable vector"])
+    again[0, 0] = 42.0
+    np.testing.assert_array_equal(
+        cache.embed_queries(["stable vector"]), embedder.embed_queries(["stable vector"])
+    )
+
+
+def test_entries_expire_after_the_ttl(
+    cache: QueryEmbeddingCache, counting: CountingEmbedder, clock: FakeClock
+) -> None:
+    cache.embed_queries(["expiring"])
+    clock.now = 29.9
+    assert cache.embed_queries_with_hits(["expiring"])[1] == [True]
+    clock.now = 30.0
+    assert cache.embed_queries_with_hits(["expiring"])[1] == [False]
+    assert counting.query_batches == [["expiring"], ["expiring"]]
+    assert cache.stats().expirations == 1
+
+
+def test_max_entries_bounds_the_cache(counting: CountingEmbedder) -> None:
+    small = QueryEmbeddingCache(counting, ttl_s=60.0, max_entries=2)
+    small.embed_queries(["a", "b", "c"])
+    assert small.stats().entries == 2
+    assert small.embed_queries_with_hits(["a", "b", "c"])[1] == [False, True, True]
+
+
+def test_clear_returns_entries_removed_and_resets_counters(
+    cache: QueryEmbeddingCache, counting: CountingEmbedder
+) -> None:
+    cache.embed_queries(["x query", "y query"])
+    cache.embed_queries(["x query"])
+    assert cache.clear() == 2
+    assert cache.stats() == CacheStats(hits=0, misses=0, evictions=0, expirations=0, entries=0)
+    assert cache.embed_queries_with_hits(["x query"])[1] == [False]
+
+
+def test_empty_batch(cache: QueryEmbeddingCache, counting: CountingEmbedder) -> None:
+    vectors, hits = cache.embed_queries_with_hits([])
+    assert vectors.shape == (0, cache.dimension) and hits == []
+    assert counting.query_batches == []
+
+
+def test_wrong_inner_shape_is_an_error_and_caches_nothing(counting: CountingEmbedder) -> None:
+    class Truncating(CountingEmbedder):
+        def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+            return super().embed_queries(texts)[:1]
+
+    broken = QueryEmbeddingCache(Truncating(counting.inner))
+    with pytest.raises(RuntimeError) as error:
+        broken.embed_queries(["p", "q"])
+    assert str(error.value) == "inner embedder returned shape (1, 384), expected (2, 384)"
+    assert broken.stats().entries == 0
