@@ -1,32 +1,43 @@
-"""Assemble ranked hits into one citation-tagged context text that respects a budget.
+"""Assemble ranked hits into one citation-tagged context text that never exceeds its budget.
 
 Each hit becomes a block: its citation tag, then its section path joined with " > " on its own
-line (when there is one), then the chunk text. Blocks are joined with a blank line. Blocks are
-added whole, in the given order, while the total stays within the budget; a block that does not
-fit is cut at a word boundary (at a sentence end when that keeps most of the text) if enough room
-is left, and skipped otherwise (a later, smaller block may still fit whole). Sizes of whole
-blocks are summed as estimates; the finished text is measured in full and, if a tokenizer that is
-not additive at block joins pushed it over, rebuilt measuring every step, so the budget is never
-exceeded.
+line (when there is one), then the chunk text. Blocks are joined by a blank line.
+
+1. Order: `order_hits` (score, then among close scores shallow sections and new sources).
+2. Each hit in that order, against the budget left:
+   - a near duplicate of a chunk already in the context (`dedupe.py`) is left out;
+   - the whole block goes in when it fits;
+   - otherwise an extractive summary (`summary.py`, its sentences most similar to the query)
+     goes in when at least one sentence fits;
+   - otherwise, only while the context is still empty, the block is cut at a word boundary
+     and marked with "…" (`truncation.py`), so the context is never empty when a tag and one
+     word fit;
+   - otherwise the hit is dropped (a later, smaller block may still fit).
+Whole-block sizes are first summed as estimates; the finished text is measured in full and, if
+a tokenizer that is not additive at block joins pushed it over, everything is rebuilt measuring
+the full text at every step, so the budget is never exceeded.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from enum import Enum
 
+from core.context.budget import BudgetUnit, ContextBudget
 from core.context.citations import ContextCitation, citation_for
-from core.errors import InvalidArgument
+from core.context.dedupe import Shingles, is_near_duplicate, shingles
+from core.context.ordering import order_hits
+from core.context.summary import SentenceScorer, extractive_summary, lexical_sentence_scores
+from core.context.truncation import TRUNCATION_MARK, truncate_block
 from core.models import Hit
 
 __all__ = [
     "BLOCK_SEPARATOR",
-    "MIN_TRUNCATION_CHARS",
-    "MIN_TRUNCATION_TOKENS",
     "SECTION_SEPARATOR",
     "TRUNCATION_MARK",
     "AssembledContext",
+    "BudgetUnit",
     "ContextBudget",
     "ContextCitation",
     "assemble_context",
@@ -34,47 +45,17 @@ __all__ = [
 
 BLOCK_SEPARATOR = "\n\n"
 SECTION_SEPARATOR = " > "
-TRUNCATION_MARK = "…"
-MIN_TRUNCATION_TOKENS = 50
-MIN_TRUNCATION_CHARS = 200
-
-_WORD_END = re.compile(r"\S(?=\s|$)")
-_SENTENCE_END = re.compile(r"[.!?](?=\s)|\n\s*\n")
-
-
-@dataclass(frozen=True, slots=True)
-class ContextBudget:
-    """Upper bound on the assembled context: tokens or characters, exactly one of them.
-
-    Only structure is checked here (one unit, a positive integer); the largest budget a caller
-    may ask for is server policy.
-    """
-
-    max_tokens: int | None = None
-    max_chars: int | None = None
-
-    def __post_init__(self) -> None:
-        if (self.max_tokens is None) == (self.max_chars is None):
-            raise InvalidArgument.field("budget", "set exactly one of max_tokens or max_chars")
-        if self.max_tokens is not None:
-            _check_positive("budget.max_tokens", self.max_tokens)
-        if self.max_chars is not None:
-            _check_positive("budget.max_chars", self.max_chars)
-
-    @property
-    def limit(self) -> int:
-        """The budget in its own unit."""
-        return self.max_tokens if self.max_tokens is not None else self.max_chars or 0
-
-
-def _check_positive(field: str, value: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidArgument.field(field, f"must be an integer >= 1, got {value!r}")
 
 
 @dataclass(frozen=True, slots=True)
 class AssembledContext:
-    """The context text handed to a generator, with what went into it."""
+    """The context text handed to a generator, with what went into it and what did not.
+
+    `included_row_ids` and `citations` are in context order. Every input hit is counted once:
+    included whole, `summarised_hits`, `truncated_hits` (cut, at most the first block),
+    `dropped_hits` (no room) or `duplicate_hits` (near duplicate of an included chunk).
+    `budget_limit` is the room that applied, in `budget_unit` (reserves already deducted).
+    """
 
     text: str
     citations: tuple[ContextCitation, ...]
@@ -82,6 +63,49 @@ class AssembledContext:
     char_count: int
     included_row_ids: tuple[int, ...]
     truncated_hits: int
+    summarised_hits: int = 0
+    dropped_hits: int = 0
+    duplicate_hits: int = 0
+    budget_limit: int = 0
+    budget_unit: BudgetUnit = BudgetUnit.TOKENS
+
+    @property
+    def shortened_or_left_out(self) -> int:
+        """Hits summarised, cut or dropped to respect the budget (duplicates not included)."""
+        return self.summarised_hits + self.truncated_hits + self.dropped_hits
+
+
+@dataclass(frozen=True, slots=True)
+class _Meter:
+    """How the budget is measured: `measure` in budget units, `overhead` = measure("")."""
+
+    measure: Callable[[str], int]
+    limit: int
+    overhead: int
+    exact: bool
+
+    def fits(self, candidate: str) -> bool:
+        return self.measure(candidate) <= self.limit
+
+    def size(self, text: str, used: int, addition: str) -> int:
+        """Size of `text + addition`: measured in full when exact, else `used` + the addition."""
+        if self.exact or not text:
+            return self.measure(text + addition)
+        return used + self.measure(addition) - self.overhead
+
+
+@dataclass(slots=True)
+class _State:
+    """The context built so far and the tallies (mutable, private to one assembly)."""
+
+    text: str = ""
+    used: int = 0
+    included: list[Hit] = field(default_factory=list)
+    seen: list[Shingles] = field(default_factory=list)
+    summarised: int = 0
+    truncated: int = 0
+    dropped: int = 0
+    duplicates: int = 0
 
 
 def _block_header(hit: Hit) -> str:
@@ -91,108 +115,107 @@ def _block_header(hit: Hit) -> str:
     return header + path + "\n" if path else header
 
 
-def _truncate(prefix: str, header: str, body: str, fits: Callable[[str], bool]) -> str | None:
-    """`prefix + header + body` cut after a word (binary search) so that it fits; None if none does.
-
-    When the cut body contains a sentence end in its second half, the cut moves back to it.
-    """
-    ends = [match.end() for match in _WORD_END.finditer(body)]
-    low, high, best = 0, len(ends) - 1, -1
-    while low <= high:
-        middle = (low + high) // 2
-        if fits(prefix + header + body[: ends[middle]] + TRUNCATION_MARK):
-            best, low = middle, middle + 1
-        else:
-            high = middle - 1
-    if best < 0:
-        return None
-    cut = body[: ends[best]]
-    sentence_ends = [match.end() for match in _SENTENCE_END.finditer(cut + " ")]
-    if sentence_ends and sentence_ends[-1] >= len(cut) // 2:
-        candidate = prefix + header + cut[: sentence_ends[-1]].rstrip()
-        if fits(candidate):
-            return candidate
-    return prefix + header + cut + TRUNCATION_MARK
+class _Fit(Enum):
+    WHOLE = "whole"
+    SUMMARISED = "summarised"
+    TRUNCATED = "truncated"
 
 
-@dataclass(frozen=True, slots=True)
-class _Meter:
-    """How the budget is measured: `measure` in budget units, `overhead` = measure("")."""
-
-    measure: Callable[[str], int]
-    limit: int
-    min_room: int
-    overhead: int
-
-    def fits(self, candidate: str) -> bool:
-        return self.measure(candidate) <= self.limit
-
-
-def _add_block(
-    text: str, used: int, hit: Hit, meter: _Meter, exact: bool
-) -> tuple[str, int, bool] | None:
-    """(new text, its size, whether the block went in whole), or None when the hit is left out.
-
-    `used` is the size of `text`. Sizes are additive estimates (used + new block, less the
-    counter's fixed overhead) unless `exact`, when every whole-block text is measured in full.
-    A cut block is always measured in full.
-    """
-    prefix = text + BLOCK_SEPARATOR if text else ""
+def _fit_block(
+    state: _State, hit: Hit, meter: _Meter, query: str, scorer: SentenceScorer
+) -> tuple[_Fit, str, int] | None:
+    """(how, the new context text, its size) for `hit` added to `state`, or None: no room."""
+    prefix = state.text + BLOCK_SEPARATOR if state.text else ""
     header = _block_header(hit)
-    whole = prefix + header + hit.chunk.text
-    joined = meter.overhead if text else 0
-    estimate = used + meter.measure(whole[len(text) :]) - joined
-    if estimate <= meter.limit:
-        size = meter.measure(whole) if exact else estimate
-        if size <= meter.limit:
-            return whole, size, True
-    room = meter.limit - (used + meter.measure(BLOCK_SEPARATOR) - joined if text else 0)
-    if room < meter.min_room:
+    body = hit.chunk.text
+    addition = prefix[len(state.text) :] + header
+    header_size = meter.size(state.text, state.used, addition)
+    if header_size > meter.limit:
         return None
-    cut = _truncate(prefix, header, hit.chunk.text, meter.fits)
-    return None if cut is None else (cut, meter.measure(cut), cut == whole)
+    size = meter.size(state.text, state.used, addition + body)
+    if size <= meter.limit:
+        return _Fit.WHOLE, prefix + header + body, size
+    summary = extractive_summary(
+        body,
+        query,
+        scorer,
+        room=meter.limit - header_size,
+        text_cost=size - header_size,
+        fits=lambda candidate: (
+            meter.size(state.text, state.used, addition + candidate) <= meter.limit
+        ),
+    )
+    if summary is not None:
+        size = meter.size(state.text, state.used, addition + summary)
+        return _Fit.SUMMARISED, prefix + header + summary, size
+    if not state.text:
+        cut = truncate_block(header, body, meter.fits)
+        if cut is not None:
+            return _Fit.TRUNCATED, cut, meter.measure(cut)
+    return None
 
 
-def _assemble(hits: Sequence[Hit], meter: _Meter, exact: bool) -> tuple[str, list[Hit], int]:
-    """(context text, hits included, hits cut or left out)."""
-    text, used, truncated = "", 0, 0
-    included: list[Hit] = []
+def _place(state: _State, hit: Hit, meter: _Meter, query: str, scorer: SentenceScorer) -> None:
+    """Add `hit` to `state` whole, summarised or cut, or count it as a duplicate or dropped."""
+    fingerprint = shingles(hit.chunk.text)
+    if is_near_duplicate(fingerprint, state.seen):
+        state.duplicates += 1
+        return
+    fit = _fit_block(state, hit, meter, query, scorer)
+    if fit is None:
+        state.dropped += 1
+        return
+    how, state.text, state.used = fit
+    state.summarised += how is _Fit.SUMMARISED
+    state.truncated += how is _Fit.TRUNCATED
+    state.included.append(hit)
+    state.seen.append(fingerprint)
+
+
+def _assemble(hits: Sequence[Hit], meter: _Meter, query: str, scorer: SentenceScorer) -> _State:
+    state = _State()
     for hit in hits:
-        added = _add_block(text, used, hit, meter, exact)
-        if added is None or not added[2]:
-            truncated += 1
-        if added is not None:
-            text, used, _ = added
-            included.append(hit)
-    return text, included, truncated
+        _place(state, hit, meter, query, scorer)
+    return state
 
 
 def assemble_context(
-    hits: Sequence[Hit], budget: ContextBudget, count_tokens: Callable[[str], int]
+    hits: Sequence[Hit],
+    budget: ContextBudget,
+    count_tokens: Callable[[str], int],
+    *,
+    query: str = "",
+    scorer: SentenceScorer = lexical_sentence_scores,
 ) -> AssembledContext:
-    """Greedy, order-keeping assembly of `hits` within `budget` (see the module docstring).
+    """Order, deduplicate and fit `hits` into `budget` (see the module docstring).
 
-    `count_tokens` measures a text in the budget's tokens; it is also used for `token_estimate`
-    when the budget is in characters. `truncated_hits` counts hits cut short or left out.
-    A first pass trusts additive size estimates; if the finished text then measures over the
-    budget (a counter that is not additive at block joins), it is rebuilt measuring every step.
+    `count_tokens` measures a text in the budget's tokens; it also gives `token_estimate` when
+    the budget is in characters. `query` and `scorer` pick the sentences of summaries; without
+    a query, summaries keep the leading sentences. Same inputs, byte-identical output.
     """
-    in_tokens = budget.max_tokens is not None
-    measure: Callable[[str], int] = count_tokens if in_tokens else len
-    meter = _Meter(
-        measure=measure,
-        limit=budget.limit,
-        min_room=MIN_TRUNCATION_TOKENS if in_tokens else MIN_TRUNCATION_CHARS,
-        overhead=measure(""),
-    )
-    text, included, truncated = _assemble(hits, meter, exact=False)
-    if text and not meter.fits(text):
-        text, included, truncated = _assemble(hits, meter, exact=True)
+    measure: Callable[[str], int] = count_tokens if budget.unit is BudgetUnit.TOKENS else len
+    ordered = order_hits(hits)
+    meter = _Meter(measure=measure, limit=budget.limit, overhead=measure(""), exact=False)
+    state = _assemble(ordered, meter, query, scorer)
+    size = measure(state.text) if state.text else 0
+    if size > budget.limit:
+        exact = _Meter(measure=measure, limit=budget.limit, overhead=meter.overhead, exact=True)
+        state = _assemble(ordered, exact, query, scorer)
+        size = state.used  # measured in full at every step
+    if not state.text:
+        tokens = 0
+    else:
+        tokens = size if budget.unit is BudgetUnit.TOKENS else count_tokens(state.text)
     return AssembledContext(
-        text=text,
-        citations=tuple(citation_for(hit.chunk) for hit in included),
-        token_estimate=count_tokens(text) if text else 0,
-        char_count=len(text),
-        included_row_ids=tuple(hit.chunk.row_id for hit in included),
-        truncated_hits=truncated,
+        text=state.text,
+        citations=tuple(citation_for(hit.chunk) for hit in state.included),
+        token_estimate=tokens,
+        char_count=len(state.text),
+        included_row_ids=tuple(hit.chunk.row_id for hit in state.included),
+        truncated_hits=state.truncated,
+        summarised_hits=state.summarised,
+        dropped_hits=state.dropped,
+        duplicate_hits=state.duplicates,
+        budget_limit=budget.limit,
+        budget_unit=budget.unit,
     )

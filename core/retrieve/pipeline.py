@@ -58,7 +58,9 @@ class RetrievalPipeline:
         with timer.stage("fuse"):
             hits = self._rank(request, dense, lexical, admitted)
         with timer.stage("context"):
-            context = assemble_context(hits, request.budget, self._embedder.count_tokens)
+            context = assemble_context(
+                hits, request.budget, self._embedder.count_tokens, query=request.query
+            )
         return RetrievalResult(
             hits=tuple(hits),
             context=context,
@@ -216,7 +218,7 @@ def fuse_results(
     warnings = tuple(dict.fromkeys(w for r in results for w in r.warnings if w != NOTHING_MATCHED))
     return RetrievalResult(
         hits=tuple(hits),
-        context=assemble_context(hits, request.budget, count_tokens),
+        context=assemble_context(hits, request.budget, count_tokens, query=request.query),
         collection=results[0].collection,
         mode=results[0].mode,
         fusion=results[0].fusion,
