@@ -12,6 +12,7 @@ from grpc_status import rpc_status
 from core.errors import (
     AlreadyExists,
     Conflict,
+    DataLoss,
     DeadlineExceeded,
     GroundwireError,
     IndexNotReady,
@@ -38,6 +39,7 @@ STATUS_FOR_ERROR: dict[type[GroundwireError], grpc.StatusCode] = {
     DeadlineExceeded: grpc.StatusCode.DEADLINE_EXCEEDED,
     Unauthenticated: grpc.StatusCode.UNAUTHENTICATED,
     PermissionDenied: grpc.StatusCode.PERMISSION_DENIED,
+    DataLoss: grpc.StatusCode.DATA_LOSS,
 }
 
 INTERNAL_MESSAGE = "internal error; the server logged the details under request id {request_id}"

@@ -1,20 +1,25 @@
-"""One collection: the SQLite store (truth) and the FAISS and Tantivy indexes derived from it."""
+"""One collection: the store (truth) and the FAISS and Tantivy indexes derived from it."""
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from core.catalog import replay
 from core.catalog.collection_config import CollectionConfig
-from core.dense import CorruptIndexFile, FaissIndex
+from core.catalog.directory_swap import SWAP_PURPOSE, remove_stale_siblings, replace_directory
+from core.dense import FaissIndex
 from core.lexical.tantivy_index import TantivyIndex
 from core.models import Chunk
-from core.store.sqlite_store import DeleteResult, LexicalRow, SqliteStore
+from core.store.protocol import LocalStore, Store
+from core.store.records import DeleteResult, LexicalRow
+from core.store.sqlite_store import SqliteStore
 
 logger = logging.getLogger(__name__)
 
@@ -22,6 +27,27 @@ STORE_FILE = "store.sqlite3"
 DENSE_DIR = "dense"
 LEXICAL_DIR = "lexical"
 CONFIG_KEY = "collection_config"
+COMPACT_PURPOSE = "compact"
+"""`directory_swap.sibling_temp` purpose of a lexical index being built by compaction."""
+
+
+@dataclass(frozen=True, slots=True)
+class DensePersistPolicy:
+    """When a commit also writes the dense index to disk, bounding the replay after a crash.
+
+    A commit saves it once `max_changes` changes or `max_interval_s` seconds (checked at commits)
+    have passed since the last save. Saving rewrites the whole index file, so small values trade
+    write amplification for a shorter replay on open.
+    """
+
+    max_changes: int = 1000
+    max_interval_s: float = 60.0
+
+    def __post_init__(self) -> None:
+        if self.max_changes < 1:
+            raise ValueError(f"max_changes must be >= 1, got {self.max_changes}")
+        if self.max_interval_s < 0:
+            raise ValueError(f"max_interval_s must be >= 0, got {self.max_interval_s}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,39 +62,55 @@ class CollectionFigures:
     dense_vectors: int
     dense_memory_bytes: int
     disk_bytes: int
+    dense_tombstones: int = 0
+    dense_saved_sequence: int = 0
 
 
 class Collection:
     """A collection directory opened for reading and writing.
 
-    Writers hold `write_lock` for a whole batch; the dense index is guarded by its own lock
-    because FAISS indexes are not safe for concurrent add and search.
+    Writers (and compaction and snapshots) hold `write_lock`; the dense index is guarded by its
+    own lock because FAISS indexes are not safe for concurrent add and search. `open_report` says
+    how the derived indexes were brought up to date when the collection was opened.
     """
 
     def __init__(
         self,
         name: str,
         directory: Path,
-        store: SqliteStore,
+        store: Store,
         dense: FaissIndex,
         lexical: TantivyIndex,
         config: CollectionConfig,
+        open_report: replay.OpenReport | None = None,
+        persist_policy: DensePersistPolicy | None = None,
     ) -> None:
         self.name = name
         self.directory = directory
         self.store = store
         self.config = config
+        self.open_report = open_report
+        self.persist_policy = persist_policy or DensePersistPolicy()
         self.write_lock = threading.Lock()
         self._dense = dense
         self._dense_lock = threading.RLock()
         self._dense_sequence = store.sequence()
+        saved = None if open_report is None else open_report.dense
+        self._dense_saved_sequence = self._dense_sequence if saved is None else _saved_at(saved)
+        self._dense_saved_at = time.monotonic()
         self._lexical = lexical
 
     @classmethod
-    def open(cls, name: str, directory: Path, new_config: CollectionConfig | None) -> Collection:
+    def open(
+        cls,
+        name: str,
+        directory: Path,
+        new_config: CollectionConfig | None,
+        persist_policy: DensePersistPolicy | None = None,
+    ) -> Collection:
         """Open (or, with `new_config`, create) a collection and bring its indexes up to date."""
         directory.mkdir(parents=True, exist_ok=True)
-        store = SqliteStore.open(directory / STORE_FILE)
+        store: LocalStore = SqliteStore.open(directory / STORE_FILE)
         stored = store.get_meta(CONFIG_KEY)
         if stored is None:
             if new_config is None:
@@ -78,9 +120,21 @@ class Collection:
             config = new_config
         else:
             config = CollectionConfig.from_json(stored)
-        dense = _load_dense(directory / DENSE_DIR, store, config)
-        lexical = _load_lexical(directory / LEXICAL_DIR, store)
-        return cls(name, directory, store, dense, lexical, config)
+        for purpose in (COMPACT_PURPOSE, SWAP_PURPOSE):
+            remove_stale_siblings(directory / LEXICAL_DIR, purpose)
+        try:
+            dense, dense_report = replay.load_dense(
+                directory / DENSE_DIR, store, config.dense, config.embedding_dim
+            )
+            lexical, lexical_report = replay.load_lexical(directory / LEXICAL_DIR, store)
+        except BaseException:
+            store.close()
+            raise
+        report = replay.OpenReport(dense_report, lexical_report)
+        collection = cls(name, directory, store, dense, lexical, config, report, persist_policy)
+        with collection._dense_lock:
+            collection._persist_dense_if_due(dense_report.store_sequence)
+        return collection
 
     def apply_upsert(
         self,
@@ -101,12 +155,15 @@ class Collection:
             self._lexical.add(lexical_rows)
 
     def commit_indexes(self, sequence: int, persist_dense: bool = True) -> None:
-        """Commit the lexical index at `sequence` and (optionally) write the dense index to disk."""
+        """Commit the lexical index at `sequence`; write the dense index to disk when
+        `persist_dense` is set or `persist_policy` says a save is due."""
         self._lexical.commit(sequence)
         with self._dense_lock:
             self._dense_sequence = sequence
             if persist_dense:
-                self._dense.save(self.directory / DENSE_DIR, sequence)
+                self._save_dense(sequence)
+            else:
+                self._persist_dense_if_due(sequence)
 
     def delete_documents(self, document_ids: Sequence[str]) -> DeleteResult:
         """Delete documents from the store (durable on return) and from both indexes."""
@@ -120,7 +177,7 @@ class Collection:
                     (),
                 )
             if result.deleted:
-                self.commit_indexes(result.seq)
+                self.commit_indexes(result.seq, persist_dense=False)
             return result
 
     def dense_search(
@@ -140,13 +197,47 @@ class Collection:
         """Live chunks by row id; deleted ids are absent."""
         return self.store.get_chunks(row_ids)
 
+    @property
+    def dense_tombstones(self) -> int:
+        """Removed vectors still held by the dense index (HNSW) until the next compaction."""
+        with self._dense_lock:
+            return self._dense.tombstone_count
+
+    def save_dense_copy(self, directory: Path) -> int:
+        """Write the dense index as it is now into `directory`; the sequence it holds.
+
+        Hold `write_lock` so the index and the returned sequence match the store.
+        """
+        with self._dense_lock:
+            self._dense.save(directory, self._dense_sequence)
+            return self._dense_sequence
+
+    def swap_indexes(self, dense: FaissIndex, lexical_build: Path, sequence: int) -> None:
+        """Replace both derived indexes by ones built at `sequence`; the caller holds `write_lock`.
+
+        `dense` is saved first (atomically); `lexical_build` is a closed Tantivy directory that
+        takes the place of the lexical directory. Searches use the old indexes until the swap.
+        """
+        dense.save(self.directory / DENSE_DIR, sequence)
+        lexical_dir = self.directory / LEXICAL_DIR
+        self._lexical.close()  # its writer must let go before the directory moves
+        try:
+            replace_directory(lexical_build, lexical_dir)
+        finally:
+            self._lexical = TantivyIndex.open(lexical_dir)
+        with self._dense_lock:
+            self._dense = dense
+            self._dense_sequence = sequence
+            self._dense_saved_sequence = sequence
+            self._dense_saved_at = time.monotonic()
+
     def figures(self) -> CollectionFigures:
         """Current sizes for Stats."""
         documents, chunks = self.store.counts()
         with self._dense_lock:
             vectors, memory = self._dense.ntotal, self._dense.memory_bytes()
-            dense_sequence = self._dense_sequence
-        disk = sum(p.stat().st_size for p in self.directory.rglob("*") if p.is_file())
+            dense_sequence, saved = self._dense_sequence, self._dense_saved_sequence
+            tombstones = self._dense.tombstone_count
         return CollectionFigures(
             documents=documents,
             chunks=chunks,
@@ -155,53 +246,51 @@ class Collection:
             lexical_sequence=self._lexical.sequence(),
             dense_vectors=vectors,
             dense_memory_bytes=memory,
-            disk_bytes=disk,
+            disk_bytes=directory_bytes(self.directory),
+            dense_tombstones=tombstones,
+            dense_saved_sequence=saved,
         )
 
     def close(self) -> None:
-        """Persist the dense index and release files."""
+        """Persist the dense index (when it changed since its last save) and release files."""
         with self.write_lock:
             with self._dense_lock:
-                self._dense.save(self.directory / DENSE_DIR, self.store.sequence())
+                sequence = self.store.sequence()
+                if self._dense_saved_sequence != sequence or self._dense_sequence != sequence:
+                    self._save_dense(sequence)
             self._lexical.close()
             self.store.close()
 
+    def _persist_dense_if_due(self, sequence: int) -> None:
+        if sequence == self._dense_saved_sequence:
+            return
+        policy = self.persist_policy
+        changes_due = sequence - self._dense_saved_sequence >= policy.max_changes
+        time_due = time.monotonic() - self._dense_saved_at >= policy.max_interval_s
+        if changes_due or time_due:
+            self._save_dense(sequence)
 
-def _load_dense(directory: Path, store: SqliteStore, config: CollectionConfig) -> FaissIndex:
-    sequence = store.sequence()
-    try:
-        loaded = FaissIndex.load(directory)
-    except CorruptIndexFile:
-        logger.warning("dense index in %s is unreadable; rebuilding it from the store", directory)
-        loaded = None
-    if loaded is not None and loaded[1] == sequence:
-        return loaded[0]
-    logger.info(
-        "rebuilding dense index in %s (index at %s, store at %s)",
-        directory,
-        None if loaded is None else loaded[1],
-        sequence,
-    )
-    index = FaissIndex.create(config.dense, config.embedding_dim)
-    for row_ids, vectors in store.iter_live_vectors(max_seq=sequence):
-        index.add(row_ids, vectors)
-    index.save(directory, sequence)
-    return index
+    def _save_dense(self, sequence: int) -> None:
+        self._dense.save(self.directory / DENSE_DIR, sequence)
+        self._dense_saved_sequence = sequence
+        self._dense_saved_at = time.monotonic()
+        logger.debug("saved dense index of %s at sequence %d", self.name, sequence)
 
 
-def _load_lexical(directory: Path, store: SqliteStore) -> TantivyIndex:
-    index = TantivyIndex.open(directory)
-    sequence = store.sequence()
-    if index.sequence() == sequence:
-        return index
-    logger.info(
-        "rebuilding lexical index in %s (index at %s, store at %s)",
-        directory,
-        index.sequence(),
-        sequence,
-    )
-    index.clear()
-    for rows in store.iter_live_texts(max_seq=sequence):
-        index.add(rows)
-    index.commit(sequence)
-    return index
+def directory_bytes(directory: Path) -> int:
+    """Total size in bytes of the regular files under `directory`."""
+    total = 0
+    for path in directory.rglob("*"):
+        try:
+            if path.is_file():
+                total += path.stat().st_size
+        except FileNotFoundError:  # removed while walking (a lexical merge, a temp file)
+            continue
+    return total
+
+
+def _saved_at(report: replay.IndexOpenReport) -> int:
+    """The sequence of the dense index file on disk after opening produced `report`."""
+    if report.action is replay.IndexAction.REPLAYED and report.index_sequence is not None:
+        return report.index_sequence
+    return report.store_sequence

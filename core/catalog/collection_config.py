@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 
 from core.dense.faiss_index import DenseIndexSpec
 from core.errors import InvalidArgument
+from core.ingest.chunking_spec import DEFAULT_OVERLAP_TOKENS, ChunkerKind, ChunkingSpec
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 
@@ -25,13 +26,24 @@ def validate_collection_name(name: str, field: str = "collection") -> str:
 
 @dataclass(frozen=True, slots=True)
 class CollectionConfig:
-    """What a collection was created with; fixed for its lifetime."""
+    """What a collection was created with; fixed for its lifetime.
+
+    `chunker_kind`, `chunk_max_tokens` and `chunk_overlap_tokens` are the default chunking of
+    the collection's documents (see `chunking`).
+    """
 
     dense: DenseIndexSpec = DenseIndexSpec()
     chunk_max_tokens: int = 200
     description: str = ""
     embedding_model: str = ""
     embedding_dim: int = 0
+    chunker_kind: ChunkerKind = ChunkerKind.STRUCTURE
+    chunk_overlap_tokens: int = DEFAULT_OVERLAP_TOKENS
+
+    @property
+    def chunking(self) -> ChunkingSpec:
+        """The default chunking as a validated spec."""
+        return ChunkingSpec(self.chunker_kind, self.chunk_max_tokens, self.chunk_overlap_tokens)
 
     def to_json(self) -> str:
         """Serialise for the store's meta table."""
@@ -39,7 +51,8 @@ class CollectionConfig:
 
     @classmethod
     def from_json(cls, text: str) -> CollectionConfig:
-        """Inverse of to_json."""
+        """Inverse of to_json; keys added in later versions take their defaults when absent."""
         raw = json.loads(text)
         dense = DenseIndexSpec(**raw.pop("dense"))
-        return cls(dense=dense, **raw)
+        kind = ChunkerKind(raw.pop("chunker_kind", ChunkerKind.STRUCTURE.value))
+        return cls(dense=dense, chunker_kind=kind, **raw)
