@@ -13,6 +13,7 @@ import numpy as np
 from core.catalog.collection import Collection
 from core.embed.protocol import Embedder
 from core.errors import InvalidArgument
+from core.ingest.chunking_spec import ChunkingSpec
 from core.ingest.document_chunker import ChunkedDraft, chunk_any
 from core.models import ChunkDraft, Document, RiskLevel
 from core.store.sqlite_store import LexicalRow
@@ -76,18 +77,19 @@ class Indexer:
         self,
         collection: Collection,
         documents: Sequence[Document],
-        chunk_max_tokens: int | None = None,
+        chunking: ChunkingSpec | None = None,
     ) -> list[DocumentOutcome]:
-        """Index a batch; each document succeeds or fails on its own. Durable when it returns."""
-        max_tokens = (
-            chunk_max_tokens or collection.config.chunk_max_tokens or self._chunk_max_tokens
-        )
+        """Index a batch; each document succeeds or fails on its own. Durable when it returns.
+
+        `chunking` overrides the collection's default chunking for this batch.
+        """
+        spec = chunking or self._default_chunking(collection)
         outcomes: dict[int, DocumentOutcome] = {}
         prepared: list[tuple[int, _Prepared]] = []
         with collection.write_lock:
             for position, document in enumerate(documents):
                 try:
-                    item = self._prepare(collection, document, max_tokens)
+                    item = self._prepare(collection, document, spec)
                 except InvalidArgument as exc:
                     outcomes[position] = DocumentOutcome(
                         document.document_id, Outcome.FAILED, error=str(exc)
@@ -102,8 +104,15 @@ class Indexer:
                 collection.commit_indexes(sequence, persist_dense=False)
         return [outcomes[i] for i in range(len(documents))]
 
+    def _default_chunking(self, collection: Collection) -> ChunkingSpec:
+        """The collection's chunking; the indexer's size where the collection records none."""
+        config = collection.config
+        if config.chunk_max_tokens:
+            return config.chunking
+        return replace(config, chunk_max_tokens=self._chunk_max_tokens).chunking
+
     def _prepare(
-        self, collection: Collection, document: Document, max_tokens: int
+        self, collection: Collection, document: Document, chunking: ChunkingSpec
     ) -> _Prepared | None:
         validate_document_id(document.document_id)
         size = len(document.text.encode("utf-8", "surrogatepass")) + len(document.content)
@@ -116,7 +125,7 @@ class Indexer:
         content_hash = document.content_hash()
         if collection.store.document_hash(document.document_id) == content_hash:
             return None
-        chunked = chunk_any(document, document.content, max_tokens, self._embedder.count_tokens)
+        chunked = chunk_any(document, document.content, chunking, self._embedder.count_tokens)
         if not chunked:
             raise InvalidArgument.field(
                 "documents.text", f"document {document.document_id!r} has no indexable text"

@@ -61,7 +61,7 @@ class GroundwireServer:
     async def _load(self) -> None:
         loop = asyncio.get_running_loop()
         try:
-            await loop.run_in_executor(self.runtime.executor, self.runtime.load)
+            await loop.run_in_executor(self.runtime.executor, self.runtime.load, loop)
         except Exception:
             logger.exception("loading failed; the server stays NOT_SERVING")
             return

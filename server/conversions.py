@@ -4,19 +4,30 @@ from __future__ import annotations
 
 from core.answer.events import AnswerDelta, AnswerEvent, AnswerStarted
 from core.catalog.collection import Collection
+from core.catalog.snapshot import SnapshotInfo
 from core.context.assembly import AssembledContext, ContextBudget, ContextCitation
+from core.memory.records import DEFAULT_IMPORTANCE, MemoryDraft
 from core.models import Chunk, Document, Hit, SourceType, StageScores
 from core.retrieve.request import RetrievalResult
 from core.store.sqlite_store import StoredDocument
 from groundwire.v1 import common_pb2 as common
 from groundwire.v1 import index_service_pb2 as ix
 from groundwire.v1 import retrieval_service_pb2 as rs
-from server.enum_maps import FUSIONS, MODES, OUTPUT_SOURCE_TYPES, RISKS, SOURCE_TYPES, invert
+from server.enum_maps import (
+    CHUNKER_KINDS,
+    FUSIONS,
+    MODES,
+    OUTPUT_SOURCE_TYPES,
+    RISKS,
+    SOURCE_TYPES,
+    invert,
+)
 
 _SOURCE_TYPE_NUMBER = invert(OUTPUT_SOURCE_TYPES)
 _RISK_NUMBER = invert(RISKS)
 _MODE_NUMBER = invert(MODES)
 _FUSION_NUMBER = invert(FUSIONS)
+_CHUNKER_KIND_NUMBER = invert(CHUNKER_KINDS)
 _DENSE_KIND_NUMBER = {
     "flat": ix.DENSE_INDEX_KIND_FLAT,
     "hnsw": ix.DENSE_INDEX_KIND_HNSW,
@@ -96,7 +107,7 @@ def context_to_proto(
         char_count=context.char_count,
         budget_tokens=max_tokens or 0,
         budget_chars=max_chars or 0,
-        truncated_hits=context.truncated_hits,
+        truncated_hits=context.shortened_or_left_out,
     )
 
 
@@ -117,6 +128,32 @@ def result_to_proto(
         total_candidates=result.total_candidates,
         timings=[rs.StageTiming(stage=s, millis=ms) for s, ms in result.timings],
         warnings=list(result.warnings),
+        cache_hit=result.cache_hit,
+        embedding_cache_hit=result.embedding_cache_hit,
+        keywords=list(result.keywords),
+    )
+
+
+def snapshot_to_proto(info: SnapshotInfo) -> ix.SnapshotInfo:
+    """One snapshot's description."""
+    return ix.SnapshotInfo(
+        snapshot_id=info.snapshot_id,
+        collection=info.collection,
+        sequence=info.sequence,
+        document_count=info.document_count,
+        chunk_count=info.chunk_count,
+        size_bytes=info.size_bytes,
+        created_unix_ms=info.created_unix_ms,
+    )
+
+
+def memory_from_proto(message: ix.Memory) -> MemoryDraft:
+    """A memory as sent; validation happens in core."""
+    return MemoryDraft(
+        text=message.text,
+        importance=message.importance if message.HasField("importance") else DEFAULT_IMPORTANCE,
+        timestamp_ms=message.timestamp_unix_ms if message.HasField("timestamp_unix_ms") else None,
+        metadata=dict(message.metadata),
     )
 
 
@@ -156,7 +193,9 @@ def collection_info(collection: Collection) -> ix.CollectionInfo:
         description=config.description,
         dense_index=dense,
         chunking=ix.ChunkingOptions(
-            kind=ix.CHUNKER_KIND_STRUCTURE, max_tokens=config.chunk_max_tokens
+            kind=_CHUNKER_KIND_NUMBER[config.chunker_kind],
+            max_tokens=config.chunk_max_tokens,
+            overlap_tokens=config.chunk_overlap_tokens,
         ),
         document_count=documents,
         chunk_count=chunks,

@@ -6,10 +6,12 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from core.errors import FieldViolation
+from core.ingest.chunking_spec import ChunkerKind
 from core.models import RiskLevel, SourceType
 from core.retrieve.fusion import FusionMethod
 from core.retrieve.modes import RetrievalMode
 from groundwire.v1 import common_pb2 as common
+from groundwire.v1 import index_service_pb2 as ix
 from groundwire.v1 import retrieval_service_pb2 as rs
 
 T = TypeVar("T")
@@ -42,6 +44,11 @@ OUTPUT_SOURCE_TYPES: Mapping[int, SourceType] = {
     **SOURCE_TYPES,
     common.SOURCE_TYPE_MEMORY: SourceType.MEMORY,
 }
+CHUNKER_KINDS: Mapping[int, ChunkerKind] = {
+    ix.CHUNKER_KIND_STRUCTURE: ChunkerKind.STRUCTURE,
+    ix.CHUNKER_KIND_FIXED: ChunkerKind.FIXED,
+    ix.CHUNKER_KIND_SENTENCE: ChunkerKind.SENTENCE,
+}
 EXPANSION_STRATEGIES: frozenset[int] = frozenset(
     {
         rs.EXPANSION_STRATEGY_UNSPECIFIED,
@@ -73,4 +80,5 @@ _DESCRIPTORS = {
     "ExpansionStrategy": rs.DESCRIPTOR.enum_types_by_name["ExpansionStrategy"],
     "RiskLevel": common.DESCRIPTOR.enum_types_by_name["RiskLevel"],
     "SourceType": common.DESCRIPTOR.enum_types_by_name["SourceType"],
+    "ChunkerKind": ix.DESCRIPTOR.enum_types_by_name["ChunkerKind"],
 }

@@ -6,9 +6,10 @@ from collections.abc import AsyncIterator
 
 import grpc
 
-from core.catalog.collection import Collection
+from core.catalog.collection import Collection, CollectionFigures
 from core.errors import InvalidArgument, LimitExceeded, NotFound
 from core.indexer import DocumentOutcome, Outcome
+from core.ingest.chunking_spec import ChunkingSpec
 from groundwire.v1 import index_service_pb2 as ix
 from server.authentication import Authenticator
 from server.blocking import run_blocking
@@ -19,7 +20,8 @@ from server.conversions import (
     document_to_proto,
 )
 from server.handlers import Context, Rpc, service_handler
-from server.index_validation import chunk_max_tokens, collection_or_default, delete_ids, dense_spec
+from server.index_maintenance import IndexMaintenance
+from server.index_validation import chunking_spec, collection_or_default, delete_ids, dense_spec
 from server.principal import Role, current_principal
 from server.runtime import Runtime
 
@@ -50,11 +52,11 @@ class IndexServicer:
         limit = self._runtime.settings.indexing.max_documents_per_message
         response = ix.UpsertDocumentsResponse()
         collection: Collection | None = None
-        max_tokens = 0
+        chunking = ChunkingSpec()
         async for request in requests:
             if collection is None:
                 collection = self._collection(request.collection)
-                max_tokens = chunk_max_tokens(request.chunking, collection.config.chunk_max_tokens)
+                chunking = chunking_spec(request.chunking, collection.config.chunking)
             elif request.collection and request.collection != collection.name:
                 raise InvalidArgument.field(
                     "collection",
@@ -64,7 +66,7 @@ class IndexServicer:
                 raise LimitExceeded(
                     f"documents: at most {limit} documents per message; got {len(request.documents)}; send smaller messages"
                 )
-            outcomes = await self._index_batch(collection, request, max_tokens, context)
+            outcomes = await self._index_batch(collection, request, chunking, context)
             _add_outcomes(response, outcomes)
         if collection is not None:
             await run_blocking(context, self._runtime.executor, _persist, collection)
@@ -75,13 +77,13 @@ class IndexServicer:
         self,
         collection: Collection,
         request: ix.UpsertDocumentsRequest,
-        max_tokens: int,
+        chunking: ChunkingSpec,
         context: Context,
     ) -> list[DocumentOutcome]:
         documents = [document_from_proto(d) for d in request.documents]
         runtime = self._runtime
         return await run_blocking(
-            context, runtime.executor, runtime.indexer.index, collection, documents, max_tokens
+            context, runtime.executor, runtime.indexer.index, collection, documents, chunking
         )
 
     async def delete_documents(
@@ -127,11 +129,14 @@ class IndexServicer:
                 "name", "must not be empty; use 1-63 characters of a-z, 0-9, '_' and '-'"
             )
         spec = dense_spec(request.dense_index)
-        max_tokens = chunk_max_tokens(
-            request.chunking, self._runtime.settings.indexing.chunk_max_tokens
-        )
+        default = ChunkingSpec(max_tokens=self._runtime.settings.indexing.chunk_max_tokens)
+        chunking = chunking_spec(request.chunking, default)
         config = self._runtime.new_collection_config(
-            dense=spec, chunk_max_tokens=max_tokens, description=request.description
+            dense=spec,
+            chunk_max_tokens=chunking.max_tokens,
+            chunker_kind=chunking.kind,
+            chunk_overlap_tokens=chunking.overlap_tokens,
+            description=request.description,
         )
         tenant = current_principal().tenant
         collection = await run_blocking(
@@ -169,18 +174,37 @@ class IndexServicer:
     async def stats(self, request: ix.StatsRequest, context: Context) -> ix.StatsResponse:
         """Stats: see the proto."""
         collection = self._collection(request.collection)
-        figures = await run_blocking(context, self._runtime.executor, collection.figures)
-        return ix.StatsResponse(
+        tenant = current_principal().tenant
+
+        def gather() -> tuple[CollectionFigures, int, int]:
+            return collection.figures(), collection.memory_count(), collection.store.edge_count()
+
+        figures, memories, edges = await run_blocking(context, self._runtime.executor, gather)
+        response = ix.StatsResponse(
             collection=collection_info(collection),
             sequence=figures.sequence,
             dense_sequence=figures.dense_sequence,
             lexical_sequence=figures.lexical_sequence,
             dense_vectors=figures.dense_vectors,
-            tombstones=max(0, figures.dense_vectors - figures.chunks),
+            tombstones=figures.dense_tombstones,
             disk_bytes=figures.disk_bytes,
             dense_memory_bytes=figures.dense_memory_bytes,
-            dense_device="cpu",
+            dense_device=collection.dense_device,
+            dense_engine=collection.dense_engine,
+            memories=memories,
+            link_edges=edges,
         )
+        runtime = self._runtime
+        if runtime.embedding_cache is not None:
+            embedding = runtime.embedding_cache.stats()
+            response.embedding_cache_hits = embedding.hits
+            response.embedding_cache_misses = embedding.misses
+        if runtime.retrieval_cache is not None:
+            retrieval = runtime.retrieval_cache.stats(tenant, collection.name)
+            response.retrieval_cache_hits = retrieval.hits
+            response.retrieval_cache_misses = retrieval.misses
+            response.retrieval_cache_entries = retrieval.entries
+        return response
 
     def handler(self, authenticator: Authenticator) -> grpc.GenericRpcHandler:
         """The generic handler serving this service, each RPC guarded by its least role."""
@@ -234,6 +258,7 @@ class IndexServicer:
                     self.list_collections,
                 ),
                 Rpc("Stats", "unary_unary", ix.StatsRequest, ix.StatsResponse, self.stats),
+                *IndexMaintenance(self._runtime).rpcs(),
             ],
             authenticator,
         )

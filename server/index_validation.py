@@ -5,7 +5,9 @@ from __future__ import annotations
 from core.catalog.collection_config import validate_collection_name
 from core.dense.faiss_index import DenseIndexSpec
 from core.errors import FieldViolation, InvalidArgument
+from core.ingest.chunking_spec import ChunkingSpec, chunking_violations
 from groundwire.v1 import index_service_pb2 as ix
+from server.enum_maps import CHUNKER_KINDS, enum_violation
 
 MAX_DELETE_IDS = 10_000
 _KINDS = {
@@ -60,23 +62,27 @@ def dense_spec(message: ix.DenseIndexConfig) -> DenseIndexSpec:
     return DenseIndexSpec(kind=_KINDS[message.kind], **values)
 
 
-def chunk_max_tokens(message: ix.ChunkingOptions, default: int, field: str = "chunking") -> int:
-    """The chunk size from the options (32-1024 tokens); only the structure-aware chunker exists yet."""
+def chunking_spec(message: ix.ChunkingOptions, default: ChunkingSpec) -> ChunkingSpec:
+    """The chunking the options ask for; unset kind, size and overlap are taken from `default`.
+
+    Every bad field is reported (`chunking.kind`, `chunking.max_tokens` 32-1024,
+    `chunking.overlap_tokens` 0 to max_tokens - 1).
+    """
     violations: list[FieldViolation] = []
-    if message.kind not in (ix.CHUNKER_KIND_UNSPECIFIED, ix.CHUNKER_KIND_STRUCTURE):
+    unset = message.kind == ix.CHUNKER_KIND_UNSPECIFIED
+    kind = default.kind if unset else CHUNKER_KINDS.get(message.kind)
+    if kind is None:
         violations.append(
-            FieldViolation(
-                f"{field}.kind",
-                "only CHUNKER_KIND_STRUCTURE is available in this version; leave it unset",
-            )
+            enum_violation("chunking.kind", message.kind, CHUNKER_KINDS, "ChunkerKind")
         )
-    size = message.max_tokens if message.HasField("max_tokens") else default
-    if not 32 <= size <= 1024:
-        violations.append(
-            FieldViolation(f"{field}.max_tokens", f"must be between 32 and 1024; got {size}")
-        )
+    size = message.max_tokens if message.HasField("max_tokens") else default.max_tokens
+    overlap = (
+        message.overlap_tokens if message.HasField("overlap_tokens") else default.overlap_tokens
+    )
+    violations.extend(chunking_violations(size, overlap))
     raise_if(violations)
-    return size
+    assert kind is not None
+    return ChunkingSpec(kind, size, overlap)
 
 
 def delete_ids(ids: list[str]) -> list[str]:

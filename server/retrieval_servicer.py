@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import grpc
 
+from core.catalog.collection_config import validate_collection_name
 from core.models import RiskLevel
 from core.retrieve.request import RetrievalRequest
 from groundwire.v1 import retrieval_service_pb2 as rs
@@ -37,7 +38,25 @@ class RetrievalServicer:
         result = await run_blocking(
             context, self._runtime.executor, self._runtime.pipeline.retrieve, domain
         )
-        return result_to_proto(result, domain.budget.max_tokens, domain.budget.max_chars)
+        response = result_to_proto(result, domain.budget.max_tokens, domain.budget.max_chars)
+        response.query_tokens = self._runtime.embedder.count_tokens(domain.query)
+        return response
+
+    async def clear_cache(
+        self, request: rs.ClearCacheRequest, context: Context
+    ) -> rs.ClearCacheResponse:
+        """ClearCache: see the proto."""
+        runtime = self._runtime
+        tenant = current_principal().tenant
+        collection = None
+        if request.collection:
+            collection = validate_collection_name(request.collection)
+            runtime.catalog.get(tenant, collection)  # NotFound for unknown (or foreign) names
+        retrieval = (
+            runtime.retrieval_cache.clear(tenant, collection) if runtime.retrieval_cache else 0
+        )
+        embedding = runtime.embedding_cache.clear() if runtime.embedding_cache else 0
+        return rs.ClearCacheResponse(retrieval_entries=retrieval, embedding_entries=embedding)
 
     async def answer(
         self, request: rs.AnswerRequest, context: Context
@@ -72,6 +91,14 @@ class RetrievalServicer:
                     self.retrieve,
                 ),
                 Rpc("Answer", "unary_stream", rs.AnswerRequest, rs.AnswerResponse, self.answer),
+                Rpc(
+                    "ClearCache",
+                    "unary_unary",
+                    rs.ClearCacheRequest,
+                    rs.ClearCacheResponse,
+                    self.clear_cache,
+                    Role.WRITER,
+                ),
             ],
             authenticator,
         )

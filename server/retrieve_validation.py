@@ -9,6 +9,11 @@ from core.catalog.collection_config import validate_collection_name
 from core.context.assembly import ContextBudget
 from core.errors import FieldViolation, InvalidArgument
 from core.models import RiskLevel
+from core.retrieve.expansion_policy import (
+    ExpansionPolicy,
+    ExpansionStrategy,
+    parse_edge_kinds,
+)
 from core.retrieve.filters import ChunkFilter, MetadataRange
 from core.retrieve.query_text import normalize_query
 from core.retrieve.request import RetrievalRequest
@@ -68,7 +73,7 @@ def validate_retrieve(
         violations.append(FieldViolation("score_threshold", "must be a finite number"))
     filters = _filters(violations, message.filters)
     budget = _budget(violations, message, settings)
-    _check_expansion(violations, message.expansion)
+    expansion = _checked(violations, lambda: _expansion(violations, message.expansion))
     if message.rerank.HasField("depth") and not 1 <= message.rerank.depth <= 200:
         violations.append(FieldViolation("rerank.depth", "must be between 1 and 200"))
     if violations:
@@ -91,7 +96,9 @@ def validate_retrieve(
         score_threshold=threshold,
         budget=budget,
         rerank=message.rerank.enabled,
-        expansion=message.expansion.enabled,
+        rerank_depth=message.rerank.depth if message.rerank.HasField("depth") else None,
+        expansion=expansion or ExpansionPolicy(),
+        use_memory=message.use_memory,
     )
 
 
@@ -186,6 +193,34 @@ def _filters(violations: list[FieldViolation], message: common.Filters) -> Chunk
         metadata_equals=dict(message.metadata_equals),
         metadata_ranges=tuple(ranges),
         metadata_in=membership,
+    )
+
+
+_STRATEGIES = {
+    rs.EXPANSION_STRATEGY_UNSPECIFIED: ExpansionStrategy.BASIC,
+    rs.EXPANSION_STRATEGY_BASIC: ExpansionStrategy.BASIC,
+    rs.EXPANSION_STRATEGY_WEIGHTED: ExpansionStrategy.WEIGHTED,
+    rs.EXPANSION_STRATEGY_TYPE_AWARE: ExpansionStrategy.TYPE_AWARE,
+    rs.EXPANSION_STRATEGY_SMART: ExpansionStrategy.SMART,
+}
+
+
+def _expansion(violations: list[FieldViolation], policy: rs.ExpansionPolicy) -> ExpansionPolicy:
+    """The domain policy; range errors come from ExpansionPolicy itself, naming the field."""
+    before = len(violations)
+    _check_expansion(violations, policy)
+    if len(violations) > before:
+        return ExpansionPolicy()
+    values: dict[str, object] = {
+        name: getattr(policy, name)
+        for name in ("max_per_hit", "max_total", "hops", "score_discount", "min_edge_weight")
+        if policy.HasField(name)
+    }
+    return ExpansionPolicy(
+        enabled=policy.enabled,
+        strategy=_STRATEGIES[policy.strategy],
+        preferred_edge_types=parse_edge_kinds(list(policy.preferred_edge_types)),
+        **values,  # type: ignore[arg-type]
     )
 
 

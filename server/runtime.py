@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -9,9 +10,12 @@ from pathlib import Path
 
 from core.answer.answer_service import AnswerService
 from core.answer.prompts import PromptLibrary, default_prompts_dir
+from core.cache.query_embedding_cache import QueryEmbeddingCache
+from core.cache.retrieval_cache import RetrievalCache
 from core.catalog.catalog import DEFAULT_TENANT, CollectionCatalog
 from core.catalog.collection import Collection
 from core.catalog.collection_config import CollectionConfig
+from core.catalog.maintenance import CollectionMaintenance
 from core.dense.faiss_index import DenseIndexSpec
 from core.embed.device import select_device
 from core.embed.micro_batcher import MicroBatchingEmbedder
@@ -21,7 +25,10 @@ from core.errors import IndexNotReady
 from core.indexer import Indexer
 from core.models import Document, SourceType
 from core.retrieve.pipeline import RetrievalPipeline
+from core.retrieve.post_fusion import MemoryOptions
+from core.retrieve.request import RetrievalResult
 from server.generator_factory import build_generator
+from server.reranker_factory import build_reranker
 from server.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -45,6 +52,9 @@ class Runtime:
             Path(settings.storage.data_dir), settings.limits.max_collections_per_tenant
         )
         self._ready = threading.Event()
+        self.maintenance = CollectionMaintenance(self.catalog)
+        self.embedding_cache: QueryEmbeddingCache | None = None
+        self.retrieval_cache: RetrievalCache[RetrievalResult] | None = None
         self._embedder: MicroBatchingEmbedder | None = None
         self._indexer: Indexer | None = None
         self._pipeline: RetrievalPipeline | None = None
@@ -58,8 +68,11 @@ class Runtime:
             prompts_dir
         )  # a broken template fails start-up, not a request
 
-    def load(self) -> None:
-        """Load the model, open collections (replaying indexes) and seed the demo corpus if asked."""
+    def load(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        """Load the model, open collections (replaying indexes) and seed the demo corpus if asked.
+
+        `loop` is the server's event loop, on which an LLM reranker runs its generations.
+        """
         choice = select_device(self.settings.model.device)
         logger.info("embedding device: %s (%s)", choice.device, choice.reason)
         path = self.settings.model.embedding_model_path or default_model_path()
@@ -70,13 +83,31 @@ class Runtime:
             max_wait_ms=model.query_batch_wait_ms,
             max_queue=model.query_queue_max,
         )
+        cache = self.settings.cache
+        queries: Embedder = self._embedder
+        if cache.enabled:
+            self.embedding_cache = QueryEmbeddingCache(
+                self._embedder, cache.embedding_ttl_s, cache.embedding_max_entries
+            )
+            self.retrieval_cache = RetrievalCache(
+                cache.retrieval_ttl_s, cache.retrieval_max_entries
+            )
+            queries = self.embedding_cache
         self._indexer = Indexer(
             self._embedder,
             self.settings.indexing.chunk_max_tokens,
             self.settings.indexing.max_document_bytes,
         )
-        self._pipeline = RetrievalPipeline(self.catalog, self._embedder, self.lexical_executor)
         generator = build_generator(self.settings.generator, self._embedder)
+        memory = self.settings.memory
+        self._pipeline = RetrievalPipeline(
+            self.catalog,
+            queries,
+            self.lexical_executor,
+            cache=self.retrieval_cache,
+            reranker=build_reranker(self.settings.rerank, generator, loop),
+            memory=MemoryOptions(memory.decay_rate_per_hour, memory.weight, memory.min_relevance),
+        )
         self._answers = AnswerService(lambda: self.pipeline, generator, self.prompts, self.executor)
         self.catalog.open_all()
         if self.settings.storage.seed_demo_corpus:

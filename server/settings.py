@@ -135,6 +135,7 @@ class MemorySettings:
     decay_rate_per_hour: float = 0.01  # retention = exp(-rate * hours / (1 + 9 * importance))
     max_per_request: int = 256  # memories per AddMemories request, at most
     weight: float = 1.0  # weight of memory ranks against document ranks when they are fused
+    min_relevance: float = 0.2  # memories less relevant than this (0-1) are never returned
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ from core.catalog.collection_config import CollectionConfig
 from core.catalog.directory_swap import SWAP_PURPOSE, remove_stale_siblings, replace_directory
 from core.dense import FaissIndex
 from core.lexical.tantivy_index import TantivyIndex
+from core.memory.store import MemoryStore
 from core.models import Chunk
 from core.store.protocol import LocalStore, Store
 from core.store.records import DeleteResult, LexicalRow
@@ -24,6 +25,7 @@ from core.store.sqlite_store import SqliteStore
 logger = logging.getLogger(__name__)
 
 STORE_FILE = "store.sqlite3"
+MEMORIES_FILE = "memories.sqlite3"
 DENSE_DIR = "dense"
 LEXICAL_DIR = "lexical"
 CONFIG_KEY = "collection_config"
@@ -99,6 +101,8 @@ class Collection:
         self._dense_saved_sequence = self._dense_sequence if saved is None else _saved_at(saved)
         self._dense_saved_at = time.monotonic()
         self._lexical = lexical
+        self._memories: MemoryStore | None = None
+        self._memories_lock = threading.Lock()
 
     @classmethod
     def open(
@@ -231,6 +235,16 @@ class Collection:
             self._dense_saved_sequence = sequence
             self._dense_saved_at = time.monotonic()
 
+    @property
+    def dense_engine(self) -> str:
+        """The dense engine serving searches, e.g. "faiss-flat" or "faiss-hnsw"."""
+        return f"faiss-{self.config.dense.kind}"
+
+    @property
+    def dense_device(self) -> str:
+        """Where dense searches run."""
+        return "cpu"
+
     def figures(self) -> CollectionFigures:
         """Current sizes for Stats."""
         documents, chunks = self.store.counts()
@@ -260,6 +274,23 @@ class Collection:
                     self._save_dense(sequence)
             self._lexical.close()
             self.store.close()
+            with self._memories_lock:
+                if self._memories is not None:
+                    self._memories.close()
+                    self._memories = None
+
+    def memories(self) -> MemoryStore:
+        """The collection's long-term memories (`memories.sqlite3`), opened on first use."""
+        with self._memories_lock:
+            if self._memories is None:
+                self._memories = MemoryStore.open(self.directory / MEMORIES_FILE)
+            return self._memories
+
+    def memory_count(self) -> int:
+        """Stored memories, without opening the memory database when there is none."""
+        if self._memories is None and not (self.directory / MEMORIES_FILE).exists():
+            return 0
+        return self.memories().count()
 
     def _persist_dense_if_due(self, sequence: int) -> None:
         if sequence == self._dense_saved_sequence:

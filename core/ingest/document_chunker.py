@@ -1,9 +1,11 @@
 """Chunk a document of any supported format and attach the risk flags of every chunk.
 
-Markdown and plain text go through `chunk_document`; HTML is converted to Markdown first (so its
-headings give section paths; hidden text is not indexed); PDF pages are read from the raw bytes
-and keep their page number. Each chunk gets its own flags (see `risk_rules.assess_chunk`, applied
-to the section headings and the chunk text) merged with the document's (`assess_document`).
+The `ChunkingSpec` picks the chunker: structure-aware (Markdown and plain text through
+`chunk_document`), fixed-size windows, or sentences. HTML is converted to Markdown first (so its
+headings give section paths; hidden text is not indexed); PDF pages are read from the raw bytes,
+chunked one page at a time, and keep their page number. Each chunk gets its own flags (see
+`risk_rules.assess_chunk`, applied to the section headings and the chunk text) merged with the
+document's (`assess_document`), whichever chunker made it.
 """
 
 from __future__ import annotations
@@ -11,12 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from core.errors import FieldViolation, InvalidArgument
-from core.ingest.chunking import chunk_document, validate_max_tokens
+from core.ingest.chunking import chunk_document
+from core.ingest.chunking_spec import ChunkerKind, ChunkingSpec
+from core.ingest.fixed_chunker import chunk_fixed
 from core.ingest.html_parser import html_to_markdown
 from core.ingest.markdown_chunker import chunk_markdown
 from core.ingest.packing import CountTokens
 from core.ingest.pdf_parser import chunk_pages, pdf_pages
 from core.ingest.risk_rules import assess_chunk, assess_document, with_level
+from core.ingest.sentence_chunker import chunk_sentences_markdown, chunk_sentences_text
 from core.models import ChunkDraft, Document, RiskLevel, SourceType
 
 
@@ -30,34 +35,58 @@ class ChunkedDraft:
 
 
 def chunk_any(
-    document: Document, content: bytes, max_tokens: int, count_tokens: CountTokens
+    document: Document, content: bytes, chunking: ChunkingSpec, count_tokens: CountTokens
 ) -> list[ChunkedDraft]:
-    """Flagged chunks of `document`, in document order.
+    """Flagged chunks of `document`, in document order, made by the chunker `chunking` names.
 
     `content` holds the raw bytes of a PDF (and is otherwise used only when `document.text` is
     empty, decoded as UTF-8). Raises InvalidArgument naming the document when its bytes are not
-    a readable PDF or not UTF-8 text, or when `max_tokens` is outside [32, 1024].
+    a readable PDF or not UTF-8 text.
     """
-    validate_max_tokens(max_tokens)
     try:
-        drafts, raw_text = _drafts(document, content, max_tokens, count_tokens)
+        drafts, raw_text = _drafts(document, content, chunking, count_tokens)
     except InvalidArgument as exc:
         raise _naming(document, exc) from exc
     document_flags, _ = assess_document(raw_text, document.source_type)
-    return [_flagged(draft, document_flags, max_tokens) for draft in drafts]
+    return [_flagged(draft, document_flags, chunking.max_tokens) for draft in drafts]
 
 
 def _drafts(
-    document: Document, content: bytes, max_tokens: int, count_tokens: CountTokens
+    document: Document, content: bytes, chunking: ChunkingSpec, count_tokens: CountTokens
 ) -> tuple[list[ChunkDraft], str]:
     """The chunk drafts and the text the document-level rules read."""
+    max_tokens = chunking.max_tokens
     if document.source_type is SourceType.PDF:
         pages = pdf_pages(content)
-        return chunk_pages(pages, max_tokens, count_tokens), "\n\n".join(pages)
+        if chunking.kind is ChunkerKind.STRUCTURE:
+            return chunk_pages(pages, max_tokens, count_tokens), "\n\n".join(pages)
+        drafts = [
+            draft
+            for number, page in enumerate(pages, start=1)
+            for draft in _unstructured(page, False, chunking, count_tokens, number)
+        ]
+        return drafts, "\n\n".join(pages)
     text = document.text or _decoded(content)
-    if document.source_type is SourceType.HTML:
-        return chunk_markdown(html_to_markdown(text), max_tokens, count_tokens), text
-    return chunk_document(replace(document, text=text), max_tokens, count_tokens), text
+    is_html = document.source_type is SourceType.HTML
+    if chunking.kind is ChunkerKind.STRUCTURE:
+        if is_html:
+            return chunk_markdown(html_to_markdown(text), max_tokens, count_tokens), text
+        return chunk_document(replace(document, text=text), max_tokens, count_tokens), text
+    body = html_to_markdown(text) if is_html else text
+    is_markdown = is_html or document.source_type is SourceType.MARKDOWN
+    return _unstructured(body, is_markdown, chunking, count_tokens), text
+
+
+def _unstructured(
+    text: str, is_markdown: bool, chunking: ChunkingSpec, count_tokens: CountTokens, page: int = 0
+) -> list[ChunkDraft]:
+    """Chunks of one text (a whole document or one PDF page) by the fixed or sentence chunker."""
+    max_tokens, overlap = chunking.max_tokens, chunking.overlap_tokens
+    if chunking.kind is ChunkerKind.FIXED:
+        return chunk_fixed(text, max_tokens, overlap, count_tokens, page=page)
+    if is_markdown:
+        return chunk_sentences_markdown(text, max_tokens, overlap, count_tokens)
+    return chunk_sentences_text(text, max_tokens, overlap, count_tokens, page)
 
 
 def _flagged(draft: ChunkDraft, document_flags: tuple[str, ...], max_tokens: int) -> ChunkedDraft:

@@ -1,4 +1,10 @@
-"""The retrieval pipeline: embed, dense and lexical in parallel, filter, fuse, rank, assemble context."""
+"""The retrieval pipeline: cache, embed, dense and lexical in parallel, filter, fuse, memories,
+rerank, expansion, context.
+
+The stages before fusion live here; those after it in `post_fusion`. A result is cached per
+(tenant, collection, query, parameters) at the collection's store sequence, so any write makes
+cached results unreachable and deleted content never comes back from the cache.
+"""
 
 from __future__ import annotations
 
@@ -6,72 +12,84 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from core.cache.retrieval_cache import RetrievalCache
 from core.catalog.catalog import CollectionCatalog
 from core.catalog.collection import Collection
 from core.context.assembly import assemble_context
 from core.embed.protocol import Embedder
+from core.errors import Overloaded
 from core.models import Chunk, Hit
 from core.retrieve.filters import risk_admits
 from core.retrieve.fusion import FusionMethod, fuse
 from core.retrieve.hit_builder import build_hits
+from core.retrieve.keywords import extract_keywords, lexical_query
 from core.retrieve.modes import RetrievalMode
+from core.retrieve.post_fusion import MemoryOptions, with_expansion, with_memories, with_rerank
 from core.retrieve.request import RetrievalRequest, RetrievalResult
+from core.retrieve.rerank import Reranker
 from core.retrieve.stage_timer import StageTimer
 
 logger = logging.getLogger(__name__)
 
 Ranking = list[tuple[int, float]]
 
-RERANK_UNAVAILABLE = "rerank was requested but no reranker is configured; hits are in fused order"
-EXPANSION_UNAVAILABLE = "link-graph expansion is not available in this version; no hits were added"
 NOTHING_MATCHED = "no chunk matched the query and filters"
+EMBEDDER_FAILED = "the embedding model failed ({reason}); fell back to BM25 (lexical) retrieval"
+
+
+@dataclass(frozen=True, slots=True)
+class _Query:
+    """What the retrievers receive for one request."""
+
+    lexical_text: str
+    keywords: tuple[str, ...]
+    vector: np.ndarray | None  # float32 (1, d); None when dense does not run
+    embedding_cache_hit: bool
+    warnings: tuple[str, ...]
 
 
 class RetrievalPipeline:
     """Runs RetrievalRequests against the catalog's collections."""
 
     def __init__(
-        self, catalog: CollectionCatalog, embedder: Embedder, executor: ThreadPoolExecutor
+        self,
+        catalog: CollectionCatalog,
+        embedder: Embedder,
+        executor: ThreadPoolExecutor,
+        cache: RetrievalCache[RetrievalResult] | None = None,
+        reranker: Reranker | None = None,
+        memory: MemoryOptions | None = None,
     ) -> None:
         self._catalog = catalog
         self._embedder = embedder
         self._executor = executor
+        self._cache = cache
+        self._reranker = reranker
+        self._memory = memory or MemoryOptions()
+
+    @property
+    def cache(self) -> RetrievalCache[RetrievalResult] | None:
+        """The retrieval cache (None when caching is off)."""
+        return self._cache
 
     def retrieve(self, request: RetrievalRequest) -> RetrievalResult:
-        """Run every stage for one request."""
+        """Run every stage for one request (or answer it from the cache)."""
         collection = self._catalog.get(request.tenant, request.collection)
-        timer = StageTimer()
-        lexical_future = self._start_lexical(collection, request, timer)
-        dense = self._dense_ranking(collection, request, timer)
-        lexical = lexical_future.result() if lexical_future is not None else None
-        candidates = _candidate_ids(dense, lexical)
-        with timer.stage("filter"):
-            chunks = collection.get_chunks(candidates)
-            admitted = {rid: c for rid, c in chunks.items() if self._admits(request, c)}
-            dense, lexical = _keep(dense, admitted), _keep(lexical, admitted)
-            if _needs_exact_fallback(request, dense, lexical, len(candidates)):
-                dense, lexical, admitted = self._exact_filtered(collection, request, timer)
-        with timer.stage("fuse"):
-            hits = self._rank(request, dense, lexical, admitted)
-        with timer.stage("context"):
-            context = assemble_context(
-                hits, request.budget, self._embedder.count_tokens, query=request.query
-            )
-        return RetrievalResult(
-            hits=tuple(hits),
-            context=context,
-            collection=collection.name,
-            mode=request.mode,
-            fusion=request.fusion if request.mode is RetrievalMode.HYBRID else None,
-            applied_filters=tuple(_describe_filters(request)),
-            total_candidates=len(candidates),
-            timings=timer.timings(),
-            warnings=tuple(_warnings(request, hits)),
-        )
+        sequence = collection.store.sequence()  # read first: a write meanwhile makes a miss later
+        if self._cache is not None:
+            start = time.perf_counter()
+            cached = self._cache.get(request, sequence)
+            if cached is not None:
+                elapsed = (time.perf_counter() - start) * 1000.0
+                return replace(cached, cache_hit=True, timings=(("cache", elapsed),))
+        result = self._run(collection, request)
+        if self._cache is not None:
+            self._cache.put(request, sequence, result)
+        return result
 
     def retrieve_many(self, request: RetrievalRequest, queries: Sequence[str]) -> RetrievalResult:
         """Retrieve each query (normalised already) and fuse the results into one."""
@@ -80,11 +98,87 @@ class RetrievalPipeline:
             return results[0]
         return fuse_results(results, request, self._embedder.count_tokens)
 
+    def _run(self, collection: Collection, request: RetrievalRequest) -> RetrievalResult:
+        timer = StageTimer()
+        with timer.stage("preprocess"):
+            keywords = extract_keywords(request.query)
+            lexical_text = lexical_query(request.query, keywords)
+        query = self._embed(request, keywords, lexical_text, timer)
+        mode = request.mode if query.vector is not None else RetrievalMode.LEXICAL
+        effective = replace(request, mode=mode)
+        lexical_future = self._start_lexical(collection, effective, query.lexical_text, timer)
+        dense = self._dense_ranking(collection, effective, query.vector, timer)
+        lexical = lexical_future.result() if lexical_future is not None else None
+        candidates = _candidate_ids(dense, lexical)
+        with timer.stage("filter"):
+            chunks = collection.get_chunks(candidates)
+            admitted = {rid: c for rid, c in chunks.items() if self._admits(request, c)}
+            dense, lexical = _keep(dense, admitted), _keep(lexical, admitted)
+            if _needs_exact_fallback(effective, dense, lexical, len(candidates)):
+                dense, lexical, admitted = self._exact_filtered(collection, effective, query, timer)
+        with timer.stage("fuse"):
+            hits = self._rank(effective, dense, lexical, admitted)
+        warnings = list(query.warnings)
+        with timer.stage("memory"):
+            hits, more = with_memories(
+                hits, collection, request, _row(query.vector), keywords, self._memory,
+                self._embedder.count_tokens,
+            )  # fmt: skip
+            warnings += more
+        with timer.stage("rerank"):
+            hits, more = with_rerank(hits, request, self._reranker)
+            warnings += more
+        hits = hits[: request.top_k]
+        with timer.stage("expand"):
+            hits = with_expansion(hits, collection, request, lambda c: self._admits(request, c))
+        with timer.stage("context"):
+            context = assemble_context(
+                hits, request.budget, self._embedder.count_tokens, query=request.query
+            )
+        if not hits:
+            warnings.append(NOTHING_MATCHED)
+        return RetrievalResult(
+            hits=tuple(hits),
+            context=context,
+            collection=collection.name,
+            mode=mode,
+            fusion=request.fusion if mode is RetrievalMode.HYBRID else None,
+            applied_filters=tuple(_describe_filters(request)),
+            total_candidates=len(candidates),
+            timings=timer.timings(),
+            warnings=tuple(warnings),
+            embedding_cache_hit=query.embedding_cache_hit,
+            keywords=keywords,
+        )
+
+    def _embed(
+        self,
+        request: RetrievalRequest,
+        keywords: tuple[str, ...],
+        lexical_text: str,
+        timer: StageTimer,
+    ) -> _Query:
+        """The query vector, or a lexical-only query with a warning when the embedder fails."""
+        if request.mode is RetrievalMode.LEXICAL:
+            return _Query(lexical_text, keywords, None, False, ())
+        with timer.stage("embed"):
+            try:
+                vector, hit = _embed_query(self._embedder, request.query)
+            except Overloaded:
+                raise  # a full batching queue is RESOURCE_EXHAUSTED with retry-after, not a fallback
+            except Exception as exc:  # noqa: BLE001 - any model failure degrades to BM25
+                logger.exception("query embedding failed; falling back to BM25")
+                reason = type(exc).__name__
+                return _Query(
+                    lexical_text, keywords, None, False, (EMBEDDER_FAILED.format(reason=reason),)
+                )
+        return _Query(lexical_text, keywords, vector, hit, ())
+
     def _admits(self, request: RetrievalRequest, chunk: Chunk) -> bool:
         return risk_admits(chunk, request.max_risk) and request.filters.matches(chunk)
 
     def _start_lexical(
-        self, collection: Collection, request: RetrievalRequest, timer: StageTimer
+        self, collection: Collection, request: RetrievalRequest, text: str, timer: StageTimer
     ) -> Future[Ranking] | None:
         if request.mode is RetrievalMode.DENSE:
             return None
@@ -92,7 +186,7 @@ class RetrievalPipeline:
         def run() -> Ranking:
             start = time.perf_counter()
             try:
-                return collection.lexical_search(request.query, request.depth)
+                return collection.lexical_search(text, request.depth)
             finally:
                 timer.record("lexical", (time.perf_counter() - start) * 1000.0)
 
@@ -102,29 +196,32 @@ class RetrievalPipeline:
         self,
         collection: Collection,
         request: RetrievalRequest,
+        vector: np.ndarray | None,
         timer: StageTimer,
         allowed: np.ndarray | None = None,
     ) -> Ranking | None:
-        if request.mode is RetrievalMode.LEXICAL:
+        if request.mode is RetrievalMode.LEXICAL or vector is None:
             return None
-        with timer.stage("embed"):
-            vectors = self._embedder.embed_queries([request.query])
         with timer.stage("dense"):
-            scores, ids = collection.dense_search(vectors, request.depth, allowed)
+            scores, ids = collection.dense_search(vector, request.depth, allowed)
         return [(int(i), float(s)) for s, i in zip(scores[0], ids[0], strict=True) if i >= 0]
 
     def _exact_filtered(
-        self, collection: Collection, request: RetrievalRequest, timer: StageTimer
+        self, collection: Collection, request: RetrievalRequest, query: _Query, timer: StageTimer
     ) -> tuple[Ranking | None, Ranking | None, dict[int, Chunk]]:
         """Selective filters: search exactly among the admitted chunks so recall is not lost."""
         with timer.stage("filter_scan"):
             admitted = _scan_admitted(collection, lambda c: self._admits(request, c))
         allowed = np.fromiter(admitted, dtype=np.int64, count=len(admitted))
-        dense = self._dense_ranking(collection, request, timer, allowed) if len(allowed) else []
+        dense = (
+            self._dense_ranking(collection, request, query.vector, timer, allowed)
+            if len(allowed)
+            else []
+        )
         lexical = None
         if request.mode is not RetrievalMode.DENSE:
             with timer.stage("lexical_filtered"):
-                wide = collection.lexical_search(request.query, max(request.depth, 10_000))
+                wide = collection.lexical_search(query.lexical_text, max(request.depth, 10_000))
             lexical = [(rid, s) for rid, s in wide if rid in admitted][: request.depth]
         if request.mode is RetrievalMode.LEXICAL:
             dense = None
@@ -146,7 +243,22 @@ class RetrievalPipeline:
             )
         else:
             fused = list(dense if dense is not None else lexical or [])
-        return build_hits(fused, dense, lexical, chunks, request)
+        window = request.rerank_window if request.rerank else request.top_k
+        return build_hits(
+            fused, dense, lexical, chunks, replace(request, top_k=max(window, request.top_k))
+        )
+
+
+def _embed_query(embedder: Embedder, query: str) -> tuple[np.ndarray, bool]:
+    with_hits = getattr(embedder, "embed_queries_with_hits", None)
+    if with_hits is not None:
+        vectors, hits = with_hits([query])
+        return vectors, bool(hits[0])
+    return embedder.embed_queries([query]), False
+
+
+def _row(vector: np.ndarray | None) -> np.ndarray | None:
+    return None if vector is None else vector[0]
 
 
 def _candidate_ids(dense: Ranking | None, lexical: Ranking | None) -> list[int]:
@@ -175,25 +287,14 @@ def _needs_exact_fallback(
 
 def _scan_admitted(collection: Collection, admits: Callable[[Chunk], bool]) -> dict[int, Chunk]:
     admitted: dict[int, Chunk] = {}
-    for row_ids, _ in collection.store.iter_live_vectors():
-        chunks = collection.get_chunks([int(r) for r in row_ids])
+    for rows in collection.store.iter_live_texts():
+        chunks = collection.get_chunks([row.row_id for row in rows])
         admitted.update((rid, c) for rid, c in chunks.items() if admits(c))
     return admitted
 
 
 def _describe_filters(request: RetrievalRequest) -> Sequence[str]:
     return [f"risk_level <= {request.max_risk.name.lower()}", *request.filters.describe()]
-
-
-def _warnings(request: RetrievalRequest, hits: Sequence[Hit]) -> list[str]:
-    warnings: list[str] = []
-    if request.rerank:
-        warnings.append(RERANK_UNAVAILABLE)
-    if request.expansion:
-        warnings.append(EXPANSION_UNAVAILABLE)
-    if not hits:
-        warnings.append(NOTHING_MATCHED)
-    return warnings
 
 
 def fuse_results(
@@ -226,4 +327,5 @@ def fuse_results(
         total_candidates=sum(r.total_candidates for r in results),
         timings=timings,
         warnings=warnings + ((NOTHING_MATCHED,) if not hits else ()),
+        keywords=tuple(dict.fromkeys(k for r in results for k in r.keywords)),
     )

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from core.context.assembly import AssembledContext, ContextBudget
 from core.models import Hit, RiskLevel
+from core.retrieve.expansion_policy import ExpansionPolicy
 from core.retrieve.filters import ChunkFilter
 from core.retrieve.fusion import FusionMethod
 from core.retrieve.modes import RetrievalMode
@@ -23,19 +24,26 @@ class RetrievalRequest:
     fusion: FusionMethod = FusionMethod.WEIGHTED
     rrf_k: int = 60
     dense_weight: float = 1.0
-    lexical_weight: float = 1.0
+    lexical_weight: float = 0.25
     candidate_depth: int | None = None
     filters: ChunkFilter = ChunkFilter()
     max_risk: RiskLevel = RiskLevel.MEDIUM
     score_threshold: float | None = None
     budget: ContextBudget = ContextBudget(max_tokens=2000)
     rerank: bool = False
-    expansion: bool = False
+    rerank_depth: int | None = None
+    expansion: ExpansionPolicy = ExpansionPolicy()
+    use_memory: bool = False
 
     @property
     def depth(self) -> int:
         """Candidates taken from each retriever before fusion."""
         return self.candidate_depth or max(50, 5 * self.top_k)
+
+    @property
+    def rerank_window(self) -> int:
+        """Fused hits the reranker sees (the final list is cut to top_k afterwards)."""
+        return self.rerank_depth or 3 * self.top_k
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,3 +59,6 @@ class RetrievalResult:
     total_candidates: int
     timings: tuple[tuple[str, float], ...]
     warnings: tuple[str, ...]
+    cache_hit: bool = False
+    embedding_cache_hit: bool = False
+    keywords: tuple[str, ...] = ()

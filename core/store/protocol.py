@@ -14,7 +14,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from core.models import Chunk, ChunkDraft, Document
+from core.models import Chunk, ChunkDraft, Document, Edge
 from core.store.records import Change, DeleteResult, LexicalRow, StoredDocument, UpsertResult
 from core.store.writes import ChunkRisk
 
@@ -90,6 +90,14 @@ class Store(Protocol):
 
     def sequence(self) -> int:
         """The last change sequence number; 0 for a store that never changed."""
+        ...
+
+    def edges_from(self, row_ids: Sequence[int]) -> dict[int, list[Edge]]:
+        """Link-graph edges leaving each live row, to live targets only."""
+        ...
+
+    def edge_count(self) -> int:
+        """Edges stored in the link graph."""
         ...
 
     def counts(self) -> tuple[int, int]:

@@ -58,6 +58,31 @@ CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
 );
+-- Link graph (see link_graph.py): keys a link target is matched on (rank 0 source path,
+-- 1 document id, 2 and 3 the same without document suffix), each chunk's internal links, and
+-- the section anchor slugs each chunk is reachable by. Edges are resolved when read.
+CREATE TABLE IF NOT EXISTS document_keys (
+    document_id TEXT NOT NULL REFERENCES documents(document_id) ON DELETE CASCADE,
+    rank        INTEGER NOT NULL,
+    key         TEXT NOT NULL,
+    PRIMARY KEY (document_id, rank)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS document_keys_by_key ON document_keys(key, rank);
+CREATE TABLE IF NOT EXISTS chunk_links (
+    row_id   INTEGER NOT NULL REFERENCES chunks(row_id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    target   TEXT NOT NULL,
+    fragment TEXT NOT NULL,
+    PRIMARY KEY (row_id, position)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS chunk_anchors (
+    row_id      INTEGER NOT NULL REFERENCES chunks(row_id) ON DELETE CASCADE,
+    document_id TEXT NOT NULL,
+    ordinal     INTEGER NOT NULL,
+    slug        TEXT NOT NULL,
+    PRIMARY KEY (row_id, slug)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS chunk_anchors_by_slug ON chunk_anchors(document_id, slug, ordinal);
 """
 
 CHUNK_COLUMNS = (

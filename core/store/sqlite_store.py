@@ -11,8 +11,8 @@ from types import TracebackType
 
 import numpy as np
 
-from core.models import Chunk, ChunkDraft, Document, RiskLevel
-from core.store import schema, writes
+from core.models import Chunk, ChunkDraft, Document, Edge, RiskLevel
+from core.store import link_graph, schema, writes
 from core.store.records import (
     Change,
     DeleteResult,
@@ -126,6 +126,7 @@ class SqliteStore:
                 )
             ]
             writes.finish_change(db, seq, added, removed)
+            link_graph.write_links(db, document, added, chunks)
         return UpsertResult(seq=seq, added_row_ids=tuple(added), removed_row_ids=tuple(removed))
 
     def delete_documents(self, document_ids: Sequence[str]) -> DeleteResult:
@@ -261,6 +262,21 @@ class SqliteStore:
         """The last change sequence number; 0 for a store that never changed."""
         with self._lock:
             return _sequence(self._connection)
+
+    def edges_from(self, row_ids: Sequence[int]) -> dict[int, list[Edge]]:
+        """Link-graph edges leaving the live chunks among `row_ids`, to live chunks only.
+
+        Every live id is a key (with an empty list when it has no edge); deleted and unknown ids
+        are absent. Lists are ordered by weight (highest first), kind, then target row id. See
+        `link_graph` for how links resolve and what the weights are.
+        """
+        with self._lock:
+            return link_graph.edges_from(self._connection, row_ids)
+
+    def edge_count(self) -> int:
+        """The number of link-graph edges between live chunks (links, next and prev)."""
+        with self._lock:
+            return link_graph.edge_count(self._connection)
 
     def counts(self) -> tuple[int, int]:
         """(number of documents, number of live chunks)."""

@@ -1,0 +1,91 @@
+"""Collection maintenance through the catalog: compaction, snapshots and restore, per tenant.
+
+Snapshots of a tenant's collection live in `<data_dir>/snapshots/<tenant>/<collection>/`, outside
+the collection directory, so dropping a collection keeps its snapshots and a tenant can only
+reach its own.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from core.catalog.catalog import CollectionCatalog
+from core.catalog.collection import Collection
+from core.catalog.collection_config import validate_collection_name
+from core.catalog.compaction import CompactionReport, compact
+from core.catalog.snapshot import (
+    SnapshotInfo,
+    commit_restore,
+    delete_snapshot,
+    list_snapshots,
+    stage_restore,
+    take_snapshot,
+)
+from core.errors import AlreadyExists, LimitExceeded
+
+logger = logging.getLogger(__name__)
+
+SNAPSHOTS_DIR = "snapshots"
+
+
+class CollectionMaintenance:
+    """Compaction, snapshot and restore of the catalog's collections."""
+
+    def __init__(self, catalog: CollectionCatalog) -> None:
+        self._catalog = catalog
+
+    def snapshots_root(self, tenant: str, name: str) -> Path:
+        """Where the snapshots of the tenant's collection `name` live."""
+        validate_collection_name(tenant, "tenant")
+        validate_collection_name(name, "collection")
+        return self._catalog.data_dir / SNAPSHOTS_DIR / tenant / name
+
+    def compact(self, tenant: str, name: str) -> CompactionReport:
+        """Rebuild the collection's indexes without tombstones and reclaim store space."""
+        report = compact(self._catalog.get(tenant, name))
+        logger.info("compacted %s/%s: %s", tenant, name, report)
+        return report
+
+    def snapshot(self, tenant: str, name: str) -> SnapshotInfo:
+        """A consistent snapshot of a collection that keeps serving meanwhile."""
+        collection = self._catalog.get(tenant, name)
+        return take_snapshot(collection, self.snapshots_root(tenant, name))
+
+    def snapshots(self, tenant: str, name: str) -> list[SnapshotInfo]:
+        """Snapshots of a collection, newest first (the collection itself may have been dropped)."""
+        return list_snapshots(self.snapshots_root(tenant, name))
+
+    def delete_snapshot(self, tenant: str, name: str, snapshot_id: str) -> int:
+        """Remove a snapshot; the bytes freed."""
+        return delete_snapshot(self.snapshots_root(tenant, name), snapshot_id)
+
+    def restore(self, tenant: str, name: str, snapshot_id: str, target: str) -> Collection:
+        """Restore a snapshot of `name` over `target` (= name: in place) or into a new collection.
+
+        The snapshot is verified while it is copied, before anything live changes; in place, the
+        collection keeps serving until the copy is complete and then swaps in atomically.
+        """
+        validate_collection_name(target, "target_collection")
+        root = self.snapshots_root(tenant, name)
+        in_place = target == name
+        if in_place:
+            self._catalog.get(tenant, name)  # NotFound before copying anything
+        elif target in self._catalog.names(tenant):
+            raise AlreadyExists(
+                f"collection {target!r} already exists; restore into a new name or into "
+                f"{name!r} itself"
+            )
+        elif len(self._catalog.names(tenant)) >= self._catalog.max_collections_per_tenant:
+            raise LimitExceeded(
+                "the tenant is at its collection limit (limits.max_collections_per_tenant); "
+                "drop a collection or restore in place"
+            )
+        directory = self._catalog.directory_for(tenant, target)
+        staged = stage_restore(root, snapshot_id, directory)
+        if in_place:
+            self._catalog.detach(tenant, target).close()  # waits for a running write batch
+        commit_restore(staged, directory)
+        restored = self._catalog.attach(tenant, target)
+        logger.info("restored %s/%s from snapshot %s of %s", tenant, target, snapshot_id, name)
+        return restored
