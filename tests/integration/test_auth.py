@@ -59,7 +59,9 @@ def auth_server(
 
 
 @pytest.fixture(scope="module")
-def stubs(auth_server: ServerThread) -> Iterator[tuple[ix_grpc.IndexServiceStub, rs_grpc.RetrievalServiceStub]]:
+def stubs(
+    auth_server: ServerThread,
+) -> Iterator[tuple[ix_grpc.IndexServiceStub, rs_grpc.RetrievalServiceStub]]:
     with grpc.insecure_channel(auth_server.target) as channel:
         grpc.channel_ready_future(channel).result(timeout=30)
         yield ix_grpc.IndexServiceStub(channel), rs_grpc.RetrievalServiceStub(channel)
