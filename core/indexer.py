@@ -21,6 +21,7 @@ from core.store.sqlite_store import LexicalRow
 logger = logging.getLogger(__name__)
 
 MAX_DOCUMENT_ID_CHARS = 256
+DEFAULT_MAX_CHUNKS_PER_DOCUMENT = 5000
 
 
 class Outcome(str, Enum):
@@ -68,10 +69,17 @@ def validate_document_id(document_id: str, field: str = "documents.document_id")
 class Indexer:
     """Turns documents into stored, indexed chunks. Safe to share; writes serialise per collection."""
 
-    def __init__(self, embedder: Embedder, chunk_max_tokens: int, max_document_bytes: int) -> None:
+    def __init__(
+        self,
+        embedder: Embedder,
+        chunk_max_tokens: int,
+        max_document_bytes: int,
+        max_chunks_per_document: int = DEFAULT_MAX_CHUNKS_PER_DOCUMENT,
+    ) -> None:
         self._embedder = embedder
         self._chunk_max_tokens = chunk_max_tokens
         self._max_document_bytes = max_document_bytes
+        self._max_chunks = max_chunks_per_document
 
     def index(
         self,
@@ -129,6 +137,13 @@ class Indexer:
         if not chunked:
             raise InvalidArgument.field(
                 "documents.text", f"document {document.document_id!r} has no indexable text"
+            )
+        if len(chunked) > self._max_chunks:
+            raise InvalidArgument.field(
+                "documents.text",
+                f"document {document.document_id!r} makes {len(chunked)} chunks; the limit is "
+                f"{self._max_chunks} (limits.max_chunks_per_document); split it or raise "
+                "chunking.max_tokens",
             )
         drafts = [
             _with_title(c.draft, document.title) if document.title else c.draft for c in chunked

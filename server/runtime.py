@@ -97,6 +97,7 @@ class Runtime:
             self._embedder,
             self.settings.indexing.chunk_max_tokens,
             self.settings.indexing.max_document_bytes,
+            self.settings.limits.max_chunks_per_document,
         )
         generator = build_generator(self.settings.generator, self._embedder)
         memory = self.settings.memory

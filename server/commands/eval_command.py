@@ -16,6 +16,7 @@ from core.embed.protocol import Embedder
 from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder, default_model_path
 from core.eval.beir import load_beir
 from core.eval.runner import evaluate_configurations
+from core.retrieve.expansion_policy import ExpansionPolicy, ExpansionStrategy
 from core.retrieve.fusion import FusionMethod
 from core.retrieve.modes import RetrievalMode
 from core.retrieve.request import RetrievalRequest
@@ -44,6 +45,15 @@ def configurations(settings: Settings) -> dict[str, RetrievalRequest]:
             rrf_k=r.rrf_k,
             dense_weight=r.dense_weight,
             lexical_weight=r.lexical_weight,
+        ),
+        "default + expansion (smart)": replace(
+            base,
+            mode=r.mode,
+            fusion=r.fusion,
+            rrf_k=r.rrf_k,
+            dense_weight=r.dense_weight,
+            lexical_weight=r.lexical_weight,
+            expansion=ExpansionPolicy(enabled=True, strategy=ExpansionStrategy.SMART),
         ),
     }
 

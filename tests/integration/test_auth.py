@@ -20,6 +20,7 @@ from tests.conftest import make_settings
 from tests.server_harness import ServerThread
 
 ROLES = ("reader", "writer", "admin")
+ACME_SNAPSHOT: list[str] = []  # filled by the `populated` fixture
 
 
 @dataclasses.dataclass(frozen=True)
@@ -100,6 +101,11 @@ def populated(stubs, keys):  # type: ignore[no-untyped-def]
             ),
             metadata=ring.metadata(tenant, "writer"),
         )
+    snapshot = index.SnapshotCollection(
+        ix.SnapshotCollectionRequest(collection="acme-only"),
+        metadata=ring.metadata("acme", "admin"),
+    )
+    ACME_SNAPSHOT[:] = [snapshot.snapshot.snapshot_id]
     return stubs
 
 
@@ -200,6 +206,33 @@ def _probes(name: str) -> dict[str, object]:
             ix.DeleteDocumentsRequest(collection=name, document_ids=["acme-plan"]),
         ),
         "DropCollection": ("index", "DropCollection", ix.DropCollectionRequest(name=name)),
+        "CompactCollection": (
+            "index",
+            "CompactCollection",
+            ix.CompactCollectionRequest(collection=name),
+        ),
+        "SnapshotCollection": (
+            "index",
+            "SnapshotCollection",
+            ix.SnapshotCollectionRequest(collection=name),
+        ),
+        "RestoreCollection": (
+            "index",
+            "RestoreCollection",
+            ix.RestoreCollectionRequest(collection=name, snapshot_id="20260101T000000Z-1"),
+        ),
+        "AddMemories": (
+            "index",
+            "AddMemories",
+            ix.AddMemoriesRequest(collection=name, memories=[ix.Memory(text="probe")]),
+        ),
+        "ClearCache": ("retrieval", "ClearCache", rs.ClearCacheRequest(collection=name)),
+        "ListSnapshots": ("index", "ListSnapshots", ix.ListSnapshotsRequest(collection=name)),
+        "DeleteSnapshot": (
+            "index",
+            "DeleteSnapshot",
+            ix.DeleteSnapshotRequest(collection=name, snapshot_id=ACME_SNAPSHOT[0]),
+        ),
         "UpsertDocuments": (
             "index",
             "UpsertDocuments",
@@ -233,12 +266,22 @@ def test_randomised_cross_tenant_probes_leak_nothing(populated, keys, seed: int)
         nowhere = _invoke(populated, _probes("zz-nowhere")[rpc], metadata)
         assert foreign[0] == nowhere[0], (rpc, role, foreign, nowhere)
         assert foreign[1] == nowhere[1].replace("zz-nowhere", "acme-only"), (rpc, role)
-        assert foreign[0] in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.PERMISSION_DENIED)
+        assert foreign[0] in (
+            grpc.StatusCode.NOT_FOUND,
+            grpc.StatusCode.PERMISSION_DENIED,
+            grpc.StatusCode.OK,  # ListSnapshots of a name without snapshots: an empty list
+        )
     # acme's data is untouched by every probe, and its document never shows up for globex
     index, retrieval = populated
     acme = ring.metadata("acme", "reader")
     stats = index.Stats(ix.StatsRequest(collection="docs"), metadata=acme)
     assert stats.collection.document_count == 1
+    listed = index.ListSnapshots(ix.ListSnapshotsRequest(collection="acme-only"), metadata=acme)
+    assert [x.snapshot_id for x in listed.snapshots] == ACME_SNAPSHOT
+    foreign_list = index.ListSnapshots(
+        ix.ListSnapshotsRequest(collection="acme-only"), metadata=ring.metadata("globex", "admin")
+    )
+    assert not foreign_list.snapshots
     globex_view = retrieval.Retrieve(
         rs.RetrieveRequest(query="anvil project", collection="docs"),
         metadata=ring.metadata("globex", "admin"),

@@ -94,3 +94,29 @@ def test_links_between_indexed_documents_resolve(
         EdgeKind.LINK,
         SECTION_LINK_WEIGHT,
     )
+
+
+def test_documents_over_the_chunk_limit_fail_alone(tmp_path, embedder) -> None:  # type: ignore[no-untyped-def]
+    from core.catalog.catalog import DEFAULT_TENANT, CollectionCatalog
+    from core.catalog.collection_config import CollectionConfig
+    from core.indexer import Indexer, Outcome
+    from core.models import Document
+
+    catalog = CollectionCatalog(tmp_path)
+    catalog.open_all()
+    config = CollectionConfig(embedding_model=embedder.model_name, embedding_dim=embedder.dimension)
+    collection = catalog.create(DEFAULT_TENANT, "limits", config)
+    long_text = "\n\n".join(
+        f"Paragraph {i} talks about topic {i} at length." * 8 for i in range(12)
+    )
+    outcomes = Indexer(embedder, 64, 1 << 20, max_chunks_per_document=3).index(
+        collection, [Document("big", long_text), Document("small", "One short paragraph.")]
+    )
+    assert outcomes[0].outcome is Outcome.FAILED
+    assert outcomes[0].error.startswith("documents.text: document 'big' makes ")
+    assert outcomes[0].error.endswith(
+        "chunks; the limit is 3 (limits.max_chunks_per_document); split it or raise "
+        "chunking.max_tokens"
+    )
+    assert outcomes[1].outcome is Outcome.UPSERTED
+    catalog.close()

@@ -1,0 +1,55 @@
+"""The catalog scopes collections by tenant, enforces the per-tenant limit and migrates old layouts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.catalog.catalog import CollectionCatalog
+from core.catalog.collection_config import CollectionConfig
+from core.errors import AlreadyExists, LimitExceeded, NotFound
+
+CONFIG = CollectionConfig(embedding_model="test", embedding_dim=4)
+
+
+def test_tenants_have_separate_namespaces_and_limits(tmp_path: Path) -> None:
+    catalog = CollectionCatalog(tmp_path, max_collections_per_tenant=2)
+    catalog.open_all()
+    catalog.create("acme", "docs", CONFIG)
+    catalog.create("acme", "notes", CONFIG)
+    catalog.create("globex", "docs", CONFIG)  # same name, other tenant
+    with pytest.raises(LimitExceeded) as caught:
+        catalog.create("acme", "third", CONFIG)
+    assert str(caught.value) == (
+        "the tenant already has 2 collections, the limit (limits.max_collections_per_tenant); "
+        "drop one before creating another"
+    )
+    with pytest.raises(AlreadyExists):
+        catalog.create("globex", "docs", CONFIG)
+    assert catalog.names("acme") == ["docs", "notes"]
+    assert catalog.names("globex") == ["docs"]
+    with pytest.raises(NotFound):
+        catalog.get("globex", "notes")
+    assert (tmp_path / "tenants" / "acme" / "notes").is_dir()
+    catalog.close()
+    reopened = CollectionCatalog(tmp_path)
+    reopened.open_all()
+    assert reopened.names("acme") == ["docs", "notes"] and reopened.names("globex") == ["docs"]
+    reopened.close()
+
+
+def test_a_data_directory_from_before_tenants_moves_under_the_default_tenant(
+    tmp_path: Path,
+) -> None:
+    old = CollectionCatalog(tmp_path)
+    old.open_all()
+    old.create("default", "docs", CONFIG)
+    old.close()
+    (tmp_path / "tenants" / "default").rename(tmp_path / "collections")
+    (tmp_path / "tenants").rmdir()
+    migrated = CollectionCatalog(tmp_path)
+    migrated.open_all()
+    assert migrated.names("default") == ["docs"]
+    assert not (tmp_path / "collections").exists()
+    migrated.close()
