@@ -27,14 +27,20 @@ METRICS = ("mrr@10", "recall@10", "ndcg@10")
 
 def configurations(settings: Settings) -> dict[str, RetrievalRequest]:
     """The configurations compared: each retriever alone, textbook hybrid, and the server default."""
-    base = RetrievalRequest(query="", collection="", top_k=10, candidate_depth=100)
+    base = RetrievalRequest(
+        query="", collection="", top_k=10, candidate_depth=100, dense_weight=1.0, lexical_weight=1.0
+    )
     r = settings.retrieval
     return {
         "dense": replace(base, mode=RetrievalMode.DENSE),
         "lexical": replace(base, mode=RetrievalMode.LEXICAL),
         "hybrid": replace(base, mode=RetrievalMode.HYBRID, fusion=FusionMethod.RRF, rrf_k=60),
         "hybrid-weighted-equal": replace(
-            base, mode=RetrievalMode.HYBRID, fusion=FusionMethod.WEIGHTED
+            base,
+            mode=RetrievalMode.HYBRID,
+            fusion=FusionMethod.WEIGHTED,
+            dense_weight=1.0,
+            lexical_weight=1.0,
         ),
         "hybrid-max": replace(base, mode=RetrievalMode.HYBRID, fusion=FusionMethod.MAX),
         "hybrid-dbsf": replace(base, mode=RetrievalMode.HYBRID, fusion=FusionMethod.DBSF),
