@@ -102,7 +102,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     elif args.command == "index":
         from server.commands.index_command import run_index
 
-        run_index(args.target, args.collection, args.paths, progress=not args.no_progress)
+        run_index(
+            Endpoint(args.target, settings.client),
+            args.collection,
+            args.paths,
+            progress=not args.no_progress,
+        )
     elif args.command == "query":
         from server.commands.query_command import build_request, run_query
 

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import pty
 import re
 import signal
+import struct
 import subprocess
 import sys
+import termios
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +19,8 @@ from pathlib import Path
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from tests.unit.test_pdf_parser import make_pdf
 
 LISTENING = re.compile(r"groundwire listening on [\d.]+:(\d+)")
 CLI = [sys.executable, "-m", "server"]
@@ -103,6 +109,11 @@ def test_embedded_default_answers_a_first_query(served: ServeProcess) -> None:
     assert response["hits"][0]["chunk"]["sectionPath"][-1] == "Why are Python strings immutable?"
 
 
+def _summary(stdout: str) -> list[list[str]]:
+    """The `groundwire index` summary as whitespace-split lines, times replaced by "T"."""
+    return [re.sub(r"\d+\.\d", "T", line).split() for line in stdout.splitlines()]
+
+
 def test_index_a_folder_then_query_it(served: ServeProcess, tmp_path: Path) -> None:
     (tmp_path / "runbooks").mkdir()
     (tmp_path / "runbooks" / "restart.md").write_text(
@@ -116,15 +127,123 @@ def test_index_a_folder_then_query_it(served: ServeProcess, tmp_path: Path) -> N
         "index", str(tmp_path / "runbooks"), "--collection", "runbooks", "--target", served.target
     )
     assert result.returncode == 0, result.stderr
-    assert "2 files in" in result.stdout and "2 upserted, 0 unchanged, 0 failed" in result.stdout
-    assert "by format: markdown 1, text 1" in result.stdout
+    assert (
+        _summary(result.stdout)[0]
+        == (
+            "indexed 2 files into 'runbooks' in Ts: 2 upserted, 0 unchanged, 0 failed; "
+            "2 chunks (T chunks/s)"
+        ).split()
+    )
+    assert "indexing into" not in result.stderr  # no progress bar when stderr is not a terminal
     again = _cli(
         "index", str(tmp_path / "runbooks"), "--collection", "runbooks", "--target", served.target
     )
-    assert "0 upserted, 2 unchanged, 0 failed" in again.stdout
+    assert "2 files into 'runbooks'" in again.stdout
+    assert "0 upserted, 2 unchanged, 0 failed; 0 chunks" in again.stdout
     query = _cli("query", "zebra queue", "--collection", "runbooks", "--target", served.target)
     assert query.returncode == 0, query.stderr
     assert query.stdout.lstrip().startswith("1.") and "restart.md#0" in query.stdout.splitlines()[0]
+
+
+def _mixed_folder(root: Path) -> Path:
+    """Markdown, text, HTML, a PDF, a corrupt PDF, unsupported and hidden files."""
+    folder = root / "mixed"
+    for sub in ("guide", "site", "reports", ".cache"):
+        (folder / sub).mkdir(parents=True)
+    (folder / "guide" / "intro.md").write_text(
+        "# Deployment guide\n\n## Rollout\n\nRoll the canary out to five percent of hosts.\n\n"
+        "## Rollback\n\nRoll back by redeploying the previous image tag.\n"
+    )
+    (folder / "notes.txt").write_text("The heron backup runs nightly and is kept for a week.\n")
+    (folder / "site" / "status.html").write_text(
+        "<html><head><title>Status</title></head><body><h1>Status page</h1><h2>Incidents</h2>"
+        "<p>Report an outage to <a href='http://203.0.113.7/report'>the on-call engineer</a>."
+        "</p></body></html>"
+    )
+    pdf = make_pdf([["Quarterly report, page one."], ["Page two lists the kestrel budget."]])
+    (folder / "reports" / "q3.pdf").write_bytes(pdf)
+    (folder / "reports" / "broken.pdf").write_bytes(pdf[: len(pdf) // 2])
+    (folder / "logo.png").write_bytes(b"\x89PNG")
+    (folder / "Makefile").write_text("all:\n")
+    (folder / ".cache" / "stale.md").write_text("# Stale\n\nNever indexed.\n")
+    return folder
+
+
+BROKEN_PDF_ERROR = (
+    "documents.content: document 'reports/broken.pdf' is not a readable PDF (corrupt or "
+    "truncated); re-export the file and send it again"
+)
+
+
+def test_index_a_mixed_folder_prints_a_per_format_summary(
+    served: ServeProcess, tmp_path: Path
+) -> None:
+    folder = _mixed_folder(tmp_path)
+    args = ("index", str(folder), "--collection", "mixed", "--target", served.target)
+    result = _cli(*args)
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[-1] == "error: 1 of 5 documents failed; see the list above"
+    assert _summary(result.stdout) == [
+        line.split()
+        for line in [
+            "indexed 5 files into 'mixed' in Ts: 4 upserted, 0 unchanged, 1 failed; "
+            "6 chunks (T chunks/s)",
+            "format files upserted unchanged failed chunks seconds chunks/s risk flags",
+            "markdown 1 1 0 0 2 T T -",
+            "text 1 1 0 0 1 T T -",
+            "html 1 1 0 0 1 T T suspicious_links 1",
+            "pdf 2 1 0 1 2 T T -",
+            "total 5 4 0 1 6 T T suspicious_links 1",
+            "skipped 2 files with an unsupported extension: (none) 1, .png 1",
+            "failed document:",
+            f"  reports/broken.pdf: {BROKEN_PDF_ERROR}",
+        ]
+    ]
+    again = _cli(*args)
+    assert (
+        _summary(again.stdout)[0]
+        == (
+            "indexed 5 files into 'mixed' in Ts: 0 upserted, 4 unchanged, 1 failed; "
+            "0 chunks (T chunks/s)"
+        ).split()
+    )
+    query = _cli("query", "kestrel budget", "--collection", "mixed", "--target", served.target)
+    assert "reports/q3.pdf#1" in query.stdout.splitlines()[0]
+
+
+def _cli_on_a_terminal(*args: str) -> tuple[int, str]:
+    """Run the CLI with stderr on a pseudo-terminal; returns (exit status, terminal output)."""
+    controller, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # 24x100
+    process = subprocess.Popen([*CLI, *args], stdout=subprocess.DEVNULL, stderr=terminal)
+    os.close(terminal)
+    output = bytearray()
+    while True:
+        try:
+            data = os.read(controller, 4096)
+        except OSError:  # EIO: the child closed its end
+            break
+        if not data:
+            break
+        output += data
+    os.close(controller)
+    return process.wait(timeout=300), output.decode(errors="replace")
+
+
+def test_progress_bar_on_a_terminal_unless_switched_off(
+    served: ServeProcess, tmp_path: Path
+) -> None:
+    folder = tmp_path / "bar"
+    folder.mkdir()
+    for i in range(3):
+        (folder / f"note{i}.md").write_text(f"# Note {i}\n\nThe osprey count is {i}.\n")
+    args = ("index", str(folder), "--collection", "bar", "--target", served.target)
+    code, terminal = _cli_on_a_terminal(*args)
+    assert code == 0, terminal
+    assert "indexing into bar: 100%" in terminal and "3/3" in terminal
+    code, terminal = _cli_on_a_terminal(*args, "--no-progress")
+    assert code == 0, terminal
+    assert "indexing into" not in terminal
 
 
 def test_query_errors_are_reported_with_status(served: ServeProcess) -> None:
@@ -209,9 +328,10 @@ def test_eval_prints_metrics_for_every_configuration(tmp_path: Path) -> None:
         "dense",
         "lexical",
         "hybrid",
-        "hybrid-weighted",
+        "hybrid-weighted-equal",
         "hybrid-max",
         "hybrid-dbsf",
+        "default + expansion (smart)",
         "default",
     }
     assert report["results"]["dense"] == {"mrr@10": 1.0, "recall@10": 1.0, "ndcg@10": 1.0}
