@@ -92,6 +92,11 @@ class FaissIndex:
         return len(self._tombstones)
 
     @property
+    def faiss_index(self) -> faiss.Index:
+        """The FAISS structure itself (IDMap2 or IVF-Flat), for copying to a GPU; do not mutate."""
+        return self._index
+
+    @property
     def is_trained(self) -> bool:
         """False only for an "ivf_flat" index still holding its vectors in the flat stage."""
         return self._spec.dense_kind is not DenseKind.IVF_FLAT or self._is_ivf()

@@ -5,6 +5,10 @@ daemon worker takes the oldest item, gathers more until `max_batch` texts are wa
 `max_wait_ms` has passed, runs one `inner.embed_queries` over the concatenation and hands each
 caller its own rows. The same path runs on CPU and GPU (the inner embedder owns the device and
 precision). A full queue raises `Overloaded` with a retry estimate from recent batch latency.
+
+`embed_queries_tensor` shares the same batches: when the inner embedder is a
+`TensorQueryEmbedder` and a batch holds a tensor request, the forward pass result stays on the
+device, tensor callers get their rows as device tensors and NumPy callers one host copy.
 """
 
 from __future__ import annotations
@@ -21,13 +25,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
+import torch
 
-from core.embed.protocol import Embedder
+from core.embed.protocol import Embedder, TensorQueryEmbedder
 from core.errors import DeadlineExceeded, Overloaded
 
 logger = logging.getLogger(__name__)
 
 FloatArray = npt.NDArray[np.float32]
+Vectors = FloatArray | torch.Tensor
 MIN_RETRY_AFTER_S = 0.05
 _LATENCY_SMOOTHING = 0.2  # weight of the newest batch in the latency moving average
 
@@ -51,7 +57,8 @@ class MicroBatcherStats:
 @dataclass(slots=True, eq=False)
 class _Item:
     texts: list[str]
-    future: Future[FloatArray] = field(default_factory=Future)
+    as_tensor: bool = False
+    future: Future[Vectors] = field(default_factory=Future)
 
 
 class MicroBatchingEmbedder:
@@ -110,7 +117,25 @@ class MicroBatchingEmbedder:
         """
         if not texts:
             return np.empty((0, self.dimension), dtype=np.float32)
-        item = _Item(list(texts))
+        result = self._submit(_Item(list(texts)), timeout_s)
+        assert isinstance(result, np.ndarray)
+        return result
+
+    def embed_queries_tensor(
+        self, texts: Sequence[str], timeout_s: float | None = None
+    ) -> torch.Tensor:
+        """Query embeddings as a tensor (len(texts), dimension), L2-normalised, from a shared batch.
+
+        On the inner model's device and dtype when it is a `TensorQueryEmbedder`, else a float32
+        CPU tensor. Raises as `embed_queries` does.
+        """
+        if not texts:
+            return torch.empty((0, self.dimension), dtype=torch.float32)
+        result = self._submit(_Item(list(texts), as_tensor=True), timeout_s)
+        assert isinstance(result, torch.Tensor)
+        return result
+
+    def _submit(self, item: _Item, timeout_s: float | None) -> Vectors:
         with self._condition:
             if self._closed:
                 raise RuntimeError("the query micro-batcher is closed")
@@ -191,9 +216,12 @@ class MicroBatchingEmbedder:
 
     def _execute(self, batch: list[_Item]) -> None:
         texts = [text for item in batch for text in item.texts]
+        on_device = isinstance(self._inner, TensorQueryEmbedder) and any(
+            item.as_tensor for item in batch
+        )
         started = time.monotonic()
         try:
-            vectors = self._embed_chunked(texts)
+            vectors = self._embed_tensor(texts) if on_device else self._embed_chunked(texts)
         except Exception as exc:  # the batch's callers get the error; the worker carries on
             logger.warning("query embedding batch of %d texts failed: %s", len(texts), exc)
             self._record(len(texts), time.monotonic() - started, failed=True)
@@ -201,9 +229,20 @@ class MicroBatchingEmbedder:
                 item.future.set_exception(exc)
             return
         self._record(len(texts), time.monotonic() - started, failed=False)
+        host: FloatArray | None = vectors if isinstance(vectors, np.ndarray) else None
+        if host is None and not all(item.as_tensor for item in batch):
+            assert isinstance(vectors, torch.Tensor)
+            host = vectors.float().cpu().numpy()  # one device-to-host copy for the whole batch
         offset = 0
         for item in batch:
-            item.future.set_result(vectors[offset : offset + len(item.texts)])
+            rows = slice(offset, offset + len(item.texts))
+            if not item.as_tensor:
+                assert host is not None
+                item.future.set_result(host[rows])
+            elif isinstance(vectors, torch.Tensor):
+                item.future.set_result(vectors[rows])
+            else:
+                item.future.set_result(torch.from_numpy(vectors[rows]))
             offset += len(item.texts)
 
     def _embed_chunked(self, texts: list[str]) -> FloatArray:
@@ -218,6 +257,21 @@ class MicroBatchingEmbedder:
                 f"inner embedder returned shape {vectors.shape}, expected {expected}"
             )
         return vectors.astype(np.float32, copy=False)
+
+    def _embed_tensor(self, texts: list[str]) -> torch.Tensor:
+        inner = self._inner
+        assert isinstance(inner, TensorQueryEmbedder)
+        chunks = [
+            inner.embed_queries_tensor(texts[start : start + self._max_batch])
+            for start in range(0, len(texts), self._max_batch)
+        ]
+        vectors = chunks[0] if len(chunks) == 1 else torch.cat(chunks)
+        expected = (len(texts), self.dimension)
+        if tuple(vectors.shape) != expected:
+            raise RuntimeError(
+                f"inner embedder returned shape {tuple(vectors.shape)}, expected {expected}"
+            )
+        return vectors
 
     def _record(self, texts: int, elapsed_s: float, *, failed: bool) -> None:
         with self._condition:

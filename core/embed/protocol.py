@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
+
+if TYPE_CHECKING:
+    import torch
 
 
 @runtime_checkable
@@ -32,4 +35,13 @@ class Embedder(Protocol):
 
     def count_tokens(self, text: str) -> int:
         """Number of tokenizer tokens in `text`, special tokens excluded."""
+        ...
+
+
+@runtime_checkable
+class TensorQueryEmbedder(Protocol):
+    """An embedder that can leave query vectors on its torch device (no host round trip)."""
+
+    def embed_queries_tensor(self, texts: Sequence[str]) -> torch.Tensor:
+        """Query embeddings on the model's device: (len(texts), dimension), L2-normalised."""
         ...

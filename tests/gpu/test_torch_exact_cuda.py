@@ -117,7 +117,7 @@ def test_save_and_load_on_cuda(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def cuda_fp16_embedder() -> SentenceTransformerEmbedder:
     embedder = SentenceTransformerEmbedder(default_model_path(), device="cuda")
-    embedder._model.half()  # the embedder has no precision option yet: fp16 set on its model
+    assert embedder.precision == "fp16"  # the default on CUDA
     return embedder
 
 
