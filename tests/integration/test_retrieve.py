@@ -60,6 +60,7 @@ def test_paraphrased_question_retrieves_its_answer_densely(
 
 
 def test_hits_carry_scores_ranks_and_citations(retrieval: rs_grpc.RetrievalServiceStub) -> None:
+    retrieval.ClearCache(rs.ClearCacheRequest())  # this test reads every stage's timing
     response = _retrieve(
         retrieval, "How do I copy an object in Python?", rs.RETRIEVAL_MODE_HYBRID, top_k=5
     )

@@ -19,6 +19,7 @@ from core.cache.lru_ttl import CacheStats
 from core.cache.retrieval_cache import RetrievalCache, ScopeStats
 from core.context.assembly import ContextBudget
 from core.models import ChunkDraft, Document, SourceType
+from core.retrieve.expansion_policy import ExpansionPolicy
 from core.retrieve.filters import ChunkFilter, MetadataRange
 from core.retrieve.request import RetrievalRequest
 from core.store.sqlite_store import SqliteStore
@@ -32,6 +33,8 @@ EXPLICIT_ALTERNATIVES: dict[str, Any] = {
     "score_threshold": 0.25,
     "filters": ChunkFilter(has_code=True),
     "budget": ContextBudget(max_chars=5000),
+    "rerank_depth": 12,
+    "expansion": ExpansionPolicy(enabled=True),
 }
 FILTER_ALTERNATIVES: dict[str, Any] = {
     "document_ids": frozenset({"guide"}),
