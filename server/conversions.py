@@ -131,6 +131,7 @@ def result_to_proto(
         cache_hit=result.cache_hit,
         embedding_cache_hit=result.embedding_cache_hit,
         keywords=list(result.keywords),
+        query_tokens=result.query_tokens,
     )
 
 

@@ -38,9 +38,7 @@ class RetrievalServicer:
         result = await run_blocking(
             context, self._runtime.executor, self._runtime.pipeline.retrieve, domain
         )
-        response = result_to_proto(result, domain.budget.max_tokens, domain.budget.max_chars)
-        response.query_tokens = self._runtime.embedder.count_tokens(domain.query)
-        return response
+        return result_to_proto(result, domain.budget.max_tokens, domain.budget.max_chars)
 
     async def clear_cache(
         self, request: rs.ClearCacheRequest, context: Context

@@ -120,15 +120,7 @@ def load_dense(
     elif changes is not None:
         net = index_build.net_change(changes)
         added = index_build.replay_dense(index, store, net)
-        report = IndexOpenReport(
-            "dense",
-            IndexAction.REPLAYED,
-            index_sequence,
-            sequence,
-            replayed_changes=len(changes),
-            added=added,
-            removed=len(net.removed),
-        )
+        report = _replayed("dense", index_sequence, sequence, len(changes), added, len(net.removed))
     else:
         report = IndexOpenReport("dense", IndexAction.UP_TO_DATE, index_sequence, sequence)
     return index, _finish(report, started, directory)
@@ -179,18 +171,26 @@ def load_lexical(directory: Path, store: Store) -> tuple[TantivyIndex, IndexOpen
     elif changes is not None:
         net = index_build.net_change(changes)
         added = index_build.replay_lexical(index, store, net, sequence)
-        report = IndexOpenReport(
-            "lexical",
-            IndexAction.REPLAYED,
-            index_sequence,
-            sequence,
-            replayed_changes=len(changes),
-            added=added,
-            removed=len(net.removed),
+        report = _replayed(
+            "lexical", index_sequence, sequence, len(changes), added, len(net.removed)
         )
     else:
         report = IndexOpenReport("lexical", IndexAction.UP_TO_DATE, index_sequence, sequence)
     return index, _finish(report, started, directory)
+
+
+def _replayed(
+    kind: str, index_sequence: int | None, sequence: int, changes: int, added: int, removed: int
+) -> IndexOpenReport:
+    return IndexOpenReport(
+        kind,
+        IndexAction.REPLAYED,
+        index_sequence,
+        sequence,
+        replayed_changes=changes,
+        added=added,
+        removed=removed,
+    )
 
 
 def _finish(report: IndexOpenReport, started: float, directory: Path) -> IndexOpenReport:

@@ -149,6 +149,7 @@ class RetrievalPipeline:
             warnings=tuple(warnings),
             embedding_cache_hit=query.embedding_cache_hit,
             keywords=keywords,
+            query_tokens=self._embedder.count_tokens(request.query),
         )
 
     def _embed(

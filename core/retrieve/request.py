@@ -62,3 +62,4 @@ class RetrievalResult:
     cache_hit: bool = False
     embedding_cache_hit: bool = False
     keywords: tuple[str, ...] = ()
+    query_tokens: int = 0
