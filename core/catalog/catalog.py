@@ -28,8 +28,12 @@ Key = tuple[str, str]
 class CollectionCatalog:
     """Opens, creates and drops collections; one directory per (tenant, collection)."""
 
-    def __init__(self, data_dir: Path, max_collections_per_tenant: int = 1000) -> None:
+    def __init__(
+        self, data_dir: Path, max_collections_per_tenant: int = 1000, device: str = "cpu"
+    ) -> None:
         self.data_dir = data_dir
+        self.device = device
+        """Torch device dense engines are built for; set before `open_all` (see engine_factory)."""
         self.root = data_dir / TENANTS_DIR
         self.max_collections_per_tenant = max_collections_per_tenant
         self._collections: dict[Key, Collection] = {}
@@ -52,7 +56,7 @@ class CollectionCatalog:
 
     def _open_existing(self, tenant: str, directory: Path) -> None:
         try:
-            collection = Collection.open(directory.name, directory, None)
+            collection = Collection.open(directory.name, directory, None, device=self.device)
         except FileNotFoundError:
             logger.warning("skipping %s: not a collection directory", directory)
             return
@@ -83,7 +87,7 @@ class CollectionCatalog:
                 )
             if directory.exists():
                 shutil.rmtree(directory)
-            collection = Collection.open(name, directory, config)
+            collection = Collection.open(name, directory, config, device=self.device)
             self._collections[(tenant, name)] = collection
         logger.info("created collection %s/%s", tenant, name)
         return collection
@@ -136,7 +140,7 @@ class CollectionCatalog:
         with self._lock:
             if (tenant, name) in self._collections:
                 raise AlreadyExists(f"collection {name!r} already exists")
-            collection = Collection.open(name, directory, None)
+            collection = Collection.open(name, directory, None, device=self.device)
             self._collections[(tenant, name)] = collection
         return collection
 

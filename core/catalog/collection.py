@@ -10,11 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
+import torch
 
 from core.catalog import replay
 from core.catalog.collection_config import CollectionConfig
 from core.catalog.directory_swap import SWAP_PURPOSE, remove_stale_siblings, replace_directory
-from core.dense import FaissIndex
+from core.dense.engine_factory import DenseEngine
+from core.dense.torch_exact import TorchExactIndex
 from core.lexical.tantivy_index import TantivyIndex
 from core.memory.store import MemoryStore
 from core.models import Chunk
@@ -23,6 +26,8 @@ from core.store.records import DeleteResult, LexicalRow
 from core.store.sqlite_store import SqliteStore
 
 logger = logging.getLogger(__name__)
+
+Queries = npt.NDArray[np.float32] | torch.Tensor
 
 STORE_FILE = "store.sqlite3"
 MEMORIES_FILE = "memories.sqlite3"
@@ -74,6 +79,8 @@ class Collection:
     Writers (and compaction and snapshots) hold `write_lock`; the dense index is guarded by its
     own lock because FAISS indexes are not safe for concurrent add and search. `open_report` says
     how the derived indexes were brought up to date when the collection was opened.
+    `device` is the torch device dense engines are built for ("cpu", "cuda", "cuda:N"); the
+    engine factory decides what runs there (`dense_engine`, `dense_device`).
     """
 
     def __init__(
@@ -81,20 +88,23 @@ class Collection:
         name: str,
         directory: Path,
         store: Store,
-        dense: FaissIndex,
+        dense: DenseEngine,
         lexical: TantivyIndex,
         config: CollectionConfig,
         open_report: replay.OpenReport | None = None,
         persist_policy: DensePersistPolicy | None = None,
+        device: str = "cpu",
     ) -> None:
         self.name = name
+        self.device = device
         self.directory = directory
         self.store = store
         self.config = config
         self.open_report = open_report
         self.persist_policy = persist_policy or DensePersistPolicy()
         self.write_lock = threading.Lock()
-        self._dense = dense
+        self._engine = dense
+        self._dense = dense.index
         self._dense_lock = threading.RLock()
         self._dense_sequence = store.sequence()
         saved = None if open_report is None else open_report.dense
@@ -111,8 +121,12 @@ class Collection:
         directory: Path,
         new_config: CollectionConfig | None,
         persist_policy: DensePersistPolicy | None = None,
+        device: str = "cpu",
     ) -> Collection:
-        """Open (or, with `new_config`, create) a collection and bring its indexes up to date."""
+        """Open (or, with `new_config`, create) a collection and bring its indexes up to date.
+
+        `device`: where dense engines are built ("cpu", "cuda", "cuda:N"; see engine_factory).
+        """
         directory.mkdir(parents=True, exist_ok=True)
         store: LocalStore = SqliteStore.open(directory / STORE_FILE)
         stored = store.get_meta(CONFIG_KEY)
@@ -128,14 +142,16 @@ class Collection:
             remove_stale_siblings(directory / LEXICAL_DIR, purpose)
         try:
             dense, dense_report = replay.load_dense(
-                directory / DENSE_DIR, store, config.dense, config.embedding_dim
+                directory / DENSE_DIR, store, config.dense, config.embedding_dim, device
             )
             lexical, lexical_report = replay.load_lexical(directory / LEXICAL_DIR, store)
         except BaseException:
             store.close()
             raise
         report = replay.OpenReport(dense_report, lexical_report)
-        collection = cls(name, directory, store, dense, lexical, config, report, persist_policy)
+        collection = cls(
+            name, directory, store, dense, lexical, config, report, persist_policy, device
+        )
         with collection._dense_lock:
             collection._persist_dense_if_due(dense_report.store_sequence)
         return collection
@@ -185,13 +201,24 @@ class Collection:
             return result
 
     def dense_search(
-        self, queries: np.ndarray, k: int, allowed: np.ndarray | None = None
+        self, queries: Queries, k: int, allowed: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Top-k (scores, row ids) for float32 (q, d) normalised queries; exact within `allowed`."""
+        """Top-k (scores, row ids) for (q, d) normalised queries; exact within `allowed`.
+
+        `queries` may be a torch tensor on `dense_device` (the GPU embedder's output, searched
+        without leaving the device) when the engine is the torch engine; other engines get a
+        float32 host copy.
+        """
         with self._dense_lock:
+            index = self._dense
+            if isinstance(queries, torch.Tensor) and isinstance(index, TorchExactIndex):
+                if allowed is not None:
+                    return index.search_subset(queries, k, allowed)
+                return index.search(queries, k)
+            host = _host_queries(queries)
             if allowed is not None:
-                return self._dense.search_subset(queries, k, allowed)
-            return self._dense.search(queries, k)
+                return index.search_subset(host, k, allowed)
+            return index.search(host, k)
 
     def lexical_search(self, query: str, k: int) -> list[tuple[int, float]]:
         """Top-k (row id, BM25 score) for the query text."""
@@ -216,13 +243,13 @@ class Collection:
             self._dense.save(directory, self._dense_sequence)
             return self._dense_sequence
 
-    def swap_indexes(self, dense: FaissIndex, lexical_build: Path, sequence: int) -> None:
+    def swap_indexes(self, dense: DenseEngine, lexical_build: Path, sequence: int) -> None:
         """Replace both derived indexes by ones built at `sequence`; the caller holds `write_lock`.
 
         `dense` is saved first (atomically); `lexical_build` is a closed Tantivy directory that
         takes the place of the lexical directory. Searches use the old indexes until the swap.
         """
-        dense.save(self.directory / DENSE_DIR, sequence)
+        dense.index.save(self.directory / DENSE_DIR, sequence)
         lexical_dir = self.directory / LEXICAL_DIR
         self._lexical.close()  # its writer must let go before the directory moves
         try:
@@ -230,20 +257,32 @@ class Collection:
         finally:
             self._lexical = TantivyIndex.open(lexical_dir)
         with self._dense_lock:
-            self._dense = dense
+            self._engine = dense
+            self._dense = dense.index
             self._dense_sequence = sequence
             self._dense_saved_sequence = sequence
             self._dense_saved_at = time.monotonic()
 
     @property
     def dense_engine(self) -> str:
-        """The dense engine serving searches, e.g. "faiss-flat" or "faiss-hnsw"."""
-        return f"faiss-{self.config.dense.kind}"
+        """The dense engine serving searches, e.g. "faiss-hnsw" or "torch-exact"."""
+        with self._dense_lock:
+            return str(self._engine.name)
 
     @property
     def dense_device(self) -> str:
-        """Where dense searches run."""
-        return "cpu"
+        """Where dense searches run, e.g. "cpu" or "cuda:0"."""
+        with self._dense_lock:
+            return self._engine.device
+
+    @property
+    def searches_on_device(self) -> bool:
+        """True when dense search takes query tensors on a CUDA device (the torch engine there),
+        so the retrieval pipeline hands it the embedder's output without a host copy."""
+        with self._dense_lock:
+            return isinstance(self._dense, TorchExactIndex) and self._engine.device.startswith(
+                "cuda"
+            )
 
     def figures(self) -> CollectionFigures:
         """Current sizes for Stats."""
@@ -318,6 +357,13 @@ def directory_bytes(directory: Path) -> int:
         except FileNotFoundError:  # removed while walking (a lexical merge, a temp file)
             continue
     return total
+
+
+def _host_queries(queries: Queries) -> npt.NDArray[np.float32]:
+    """`queries` as a float32 host array (a device tensor is copied off the device)."""
+    if isinstance(queries, torch.Tensor):
+        return queries.detach().to(device="cpu", dtype=torch.float32).numpy()
+    return queries
 
 
 def _saved_at(report: replay.IndexOpenReport) -> int:

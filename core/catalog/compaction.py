@@ -53,7 +53,9 @@ def compact(collection: Collection) -> CompactionReport:
         sequence = store.sequence()
         tombstones = collection.dense_tombstones
         config = collection.config
-        dense = index_build.build_dense(store, config.dense, config.embedding_dim, sequence)
+        dense = index_build.build_dense(
+            store, config.dense, config.embedding_dim, sequence, collection.device
+        )
         lexical_build = sibling_temp(collection.directory / LEXICAL_DIR, COMPACT_PURPOSE)
         try:
             built = TantivyIndex.open(lexical_build)

@@ -7,7 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.dense.faiss_index import DenseIndexSpec, FaissIndex
+from core.dense.engine_factory import DenseEngine, create_dense_engine
+from core.dense.protocol import DenseIndex
+from core.dense.spec import DenseIndexSpec
 from core.lexical.tantivy_index import TantivyIndex
 from core.store.protocol import Store
 from core.store.records import Change
@@ -38,12 +40,15 @@ def net_change(changes: Sequence[Change]) -> NetChange:
     return NetChange(tuple(sorted(removed)), tuple(sorted(added - removed)))
 
 
-def build_dense(store: Store, spec: DenseIndexSpec, dimension: int, sequence: int) -> FaissIndex:
-    """A new index holding every live vector written at or before `sequence` (no tombstones)."""
-    index = FaissIndex.create(spec, dimension)
+def build_dense(
+    store: Store, spec: DenseIndexSpec, dimension: int, sequence: int, device: str = "cpu"
+) -> DenseEngine:
+    """A new engine for `spec` on `device` (the factory's choice) holding every live vector
+    written at or before `sequence` (no tombstones)."""
+    engine = create_dense_engine(spec, dimension, device)
     for row_ids, vectors in store.iter_live_vectors(max_seq=sequence):
-        index.add(row_ids, vectors)
-    return index
+        engine.index.add(row_ids, vectors)
+    return engine
 
 
 def fill_lexical(index: TantivyIndex, store: Store, sequence: int) -> int:
@@ -57,7 +62,7 @@ def fill_lexical(index: TantivyIndex, store: Store, sequence: int) -> int:
     return count
 
 
-def replay_dense(index: FaissIndex, store: Store, change: NetChange) -> int:
+def replay_dense(index: DenseIndex, store: Store, change: NetChange) -> int:
     """Apply `change` to a dense index; how many vectors were added (removals are all applied)."""
     if change.removed:
         index.remove(np.asarray(change.removed, dtype=np.int64))

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from core.catalog import index_build
 from core.dense import CorruptIndexFile
-from core.dense.faiss_index import DenseIndexSpec, FaissIndex
+from core.dense.engine_factory import DenseEngine, load_dense_engine
+from core.dense.spec import DenseIndexSpec
 from core.lexical.tantivy_index import SEQUENCE_FILE, TantivyIndex
 from core.store.protocol import Store
 from core.store.records import Change
@@ -96,13 +97,14 @@ def changes_to_replay(
 
 
 def load_dense(
-    directory: Path, store: Store, spec: DenseIndexSpec, dimension: int
-) -> tuple[FaissIndex, IndexOpenReport]:
-    """Load the dense index saved under `directory` and bring it to the store's sequence."""
+    directory: Path, store: Store, spec: DenseIndexSpec, dimension: int, device: str = "cpu"
+) -> tuple[DenseEngine, IndexOpenReport]:
+    """Load the dense engine saved under `directory` (the engine the factory picks for `spec` on
+    `device`) and bring it to the store's sequence; build it from the store when needed."""
     started = time.perf_counter()
     sequence = store.sequence()
     try:
-        loaded = FaissIndex.load(directory)
+        loaded = load_dense_engine(directory, spec, dimension, device)
         reason = MISSING if loaded is None else ""
     except CorruptIndexFile:
         logger.warning("dense index in %s is unreadable", directory, exc_info=True)
@@ -110,28 +112,28 @@ def load_dense(
     index_sequence = None if loaded is None else loaded[1]
     changes: list[Change] | None = None
     if loaded is not None:
-        index = loaded[0]
-        reason, changes = _dense_plan(store, index, loaded[1], spec, dimension)
+        engine = loaded[0]
+        reason, changes = _dense_plan(store, engine, loaded[1], spec, dimension)
     if reason:
-        index = index_build.build_dense(store, spec, dimension, sequence)
-        index.save(directory, sequence)
+        engine = index_build.build_dense(store, spec, dimension, sequence, device)
+        engine.index.save(directory, sequence)
         action = IndexAction.CREATED if reason == MISSING and sequence == 0 else IndexAction.REBUILT
         report = IndexOpenReport("dense", action, index_sequence, sequence, reason=reason)
     elif changes is not None:
         net = index_build.net_change(changes)
-        added = index_build.replay_dense(index, store, net)
+        added = index_build.replay_dense(engine.index, store, net)
         report = _replayed("dense", index_sequence, sequence, len(changes), added, len(net.removed))
     else:
         report = IndexOpenReport("dense", IndexAction.UP_TO_DATE, index_sequence, sequence)
-    return index, _finish(report, started, directory)
+    return engine, _finish(report, started, directory)
 
 
 def _dense_plan(
-    store: Store, index: FaissIndex, index_sequence: int, spec: DenseIndexSpec, dimension: int
+    store: Store, engine: DenseEngine, index_sequence: int, spec: DenseIndexSpec, dimension: int
 ) -> tuple[str, list[Change] | None]:
     """(why to rebuild, or ""; the changes to replay, None when there are none)."""
     sequence = store.sequence()
-    if index.spec != spec or (dimension > 0 and index.dimension != dimension):
+    if engine.spec != spec or (dimension > 0 and engine.index.dimension != dimension):
         return SETTINGS, None
     if index_sequence > sequence:
         return AHEAD, None

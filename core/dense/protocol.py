@@ -25,6 +25,11 @@ class DenseIndex(Protocol):
         """Number of live (searchable) vectors."""
         ...
 
+    @property
+    def tombstone_count(self) -> int:
+        """Removed vectors the index still holds (HNSW) until it is rebuilt; 0 for the others."""
+        ...
+
     def add(self, row_ids: np.ndarray, vectors: np.ndarray) -> None:
         """Add vectors. `row_ids`: int64 (n,), not already present; `vectors`: float32 (n, d)."""
         ...
