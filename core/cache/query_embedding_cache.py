@@ -1,8 +1,10 @@
 """`QueryEmbeddingCache`: an `Embedder` that remembers query embeddings for a while.
 
-Only `embed_queries` is cached (per whitespace-normalised text, see `cache_text_key`); documents
+Only query embeddings are cached (per whitespace-normalised text, see `cache_text_key`); documents
 and token counts go straight to the wrapped embedder. A batch with some cached and some new
-queries embeds the new ones in one inner call. Not to be confused with
+queries embeds the new ones in one inner call. `embed_queries_tensor_with_hits` serves a GPU
+search engine: new queries are embedded on the model's device and cached there, so a vector
+never crosses to the host on its way to the search. Not to be confused with
 `core.embed.cached_embedder.CachedEmbedder`, the persistent document-vector cache of eval.
 """
 
@@ -13,12 +15,15 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 import numpy.typing as npt
+import torch
 
 from core.cache.fingerprint import cache_text_key
 from core.cache.lru_ttl import CacheStats, Clock, LruTtlMap
-from core.embed.protocol import Embedder
+from core.embed.protocol import Embedder, TensorQueryEmbedder
 
 FloatArray = npt.NDArray[np.float32]
+Vector = FloatArray | torch.Tensor
+"""A cached row: a read-only float32 host array, or a (d,) tensor on the model's device."""
 
 DEFAULT_TTL_S = 600.0
 DEFAULT_MAX_ENTRIES = 10_000
@@ -42,7 +47,7 @@ class QueryEmbeddingCache:
     ) -> None:
         self._inner = inner
         self._normalize = normalize
-        self._map: LruTtlMap[str, FloatArray] = LruTtlMap(max_entries, ttl_s, clock)
+        self._map: LruTtlMap[str, Vector] = LruTtlMap(max_entries, ttl_s, clock)
         self.model_name = inner.model_name
         self.dimension = inner.dimension
         self.max_tokens = inner.max_tokens
@@ -80,7 +85,7 @@ class QueryEmbeddingCache:
             if cached is None:
                 missing.setdefault(key, []).append(row)
             else:
-                result[row] = cached
+                result[row] = _host(cached)
                 hits[row] = True
         if missing:
             fresh = self._embed_missing(list(missing))
@@ -90,6 +95,45 @@ class QueryEmbeddingCache:
                 self._map.put(key, stored)
                 result[rows] = stored
         return result, hits
+
+    def embed_queries_tensor_with_hits(
+        self, texts: Sequence[str]
+    ) -> tuple[torch.Tensor, list[bool]]:
+        """Query embeddings as one tensor on the inner model's device ((len(texts), d), the
+        model's dtype) and, per text, whether it came from the cache.
+
+        Misses are embedded with the inner `embed_queries_tensor` (one call) and cached on the
+        device; rows cached as host arrays are uploaded. Falls back to `embed_queries_with_hits`
+        (a float32 CPU tensor) when the inner embedder has no tensor path.
+        """
+        inner = self._inner
+        if not isinstance(inner, TensorQueryEmbedder):
+            host_vectors, host_hits = self.embed_queries_with_hits(texts)
+            return torch.from_numpy(host_vectors), host_hits
+        keys = [self._normalize(text) for text in texts]
+        rows: list[Vector | None] = [self._map.get(key) for key in keys]
+        hits = [row is not None for row in rows]
+        missing = list(
+            dict.fromkeys(key for key, row in zip(keys, rows, strict=True) if row is None)
+        )
+        fresh: dict[str, torch.Tensor] = {}
+        if missing:
+            vectors = inner.embed_queries_tensor(missing)
+            if tuple(vectors.shape) != (len(missing), self.dimension):
+                raise RuntimeError(
+                    f"inner embedder returned shape {tuple(vectors.shape)}, "
+                    f"expected {(len(missing), self.dimension)}"
+                )
+            for key, vector in zip(missing, vectors, strict=True):
+                fresh[key] = vector.clone()  # its own storage: the batch tensor may be large
+                self._map.put(key, fresh[key])
+        device_rows = [
+            fresh[key] if row is None else row for key, row in zip(keys, rows, strict=True)
+        ]
+        reference = next((r for r in device_rows if isinstance(r, torch.Tensor)), None)
+        if reference is None:  # every row was cached on the host
+            return torch.from_numpy(np.stack([_host(r) for r in device_rows])), hits
+        return torch.stack([_on_device(r, reference) for r in device_rows]), hits
 
     def stats(self) -> CacheStats:
         """Hits and misses (one per text looked up), evictions, expirations and entries."""
@@ -107,3 +151,17 @@ class QueryEmbeddingCache:
                 f"inner embedder returned shape {vectors.shape}, expected {expected}"
             )
         return vectors
+
+
+def _host(vector: Vector) -> FloatArray:
+    """A cached row as float32 host values."""
+    if isinstance(vector, torch.Tensor):
+        return vector.to(device="cpu", dtype=torch.float32).numpy()
+    return vector
+
+
+def _on_device(vector: Vector, like: torch.Tensor) -> torch.Tensor:
+    """A cached row as a tensor on `like`'s device and dtype."""
+    if isinstance(vector, torch.Tensor):
+        return vector.to(device=like.device, dtype=like.dtype)
+    return torch.from_numpy(vector.copy()).to(device=like.device, dtype=like.dtype)

@@ -15,12 +15,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 import numpy as np
+import torch
 
 from core.cache.retrieval_cache import RetrievalCache
 from core.catalog.catalog import CollectionCatalog
 from core.catalog.collection import Collection
 from core.context.assembly import assemble_context
-from core.embed.protocol import Embedder
+from core.embed.protocol import Embedder, TensorQueryEmbedder
 from core.errors import Overloaded
 from core.models import Chunk, Hit
 from core.retrieve.filters import risk_admits
@@ -47,7 +48,7 @@ class _Query:
 
     lexical_text: str
     keywords: tuple[str, ...]
-    vector: np.ndarray | None  # float32 (1, d); None when dense does not run
+    vector: np.ndarray | torch.Tensor | None  # (1, d); a tensor stays on the search device
     embedding_cache_hit: bool
     warnings: tuple[str, ...]
 
@@ -103,7 +104,7 @@ class RetrievalPipeline:
         with timer.stage("preprocess"):
             keywords = extract_keywords(request.query)
             lexical_text = lexical_query(request.query, keywords)
-        query = self._embed(request, keywords, lexical_text, timer)
+        query = self._embed(request, keywords, lexical_text, timer, collection.searches_on_device)
         mode = request.mode if query.vector is not None else RetrievalMode.LEXICAL
         effective = replace(request, mode=mode)
         lexical_future = self._start_lexical(collection, effective, query.lexical_text, timer)
@@ -120,8 +121,9 @@ class RetrievalPipeline:
             hits = self._rank(effective, dense, lexical, admitted)
         warnings = list(query.warnings)
         with timer.stage("memory"):
+            memory_vector = _memory_row(request, query.vector)
             hits, more = with_memories(
-                hits, collection, request, _row(query.vector), keywords, self._memory,
+                hits, collection, request, memory_vector, keywords, self._memory,
                 self._embedder.count_tokens,
             )  # fmt: skip
             warnings += more
@@ -158,13 +160,18 @@ class RetrievalPipeline:
         keywords: tuple[str, ...],
         lexical_text: str,
         timer: StageTimer,
+        on_device: bool = False,
     ) -> _Query:
-        """The query vector, or a lexical-only query with a warning when the embedder fails."""
+        """The query vector, or a lexical-only query with a warning when the embedder fails.
+
+        `on_device`: the collection searches on a GPU, so the vector is asked for as a tensor
+        left on the model's device.
+        """
         if request.mode is RetrievalMode.LEXICAL:
             return _Query(lexical_text, keywords, None, False, ())
         with timer.stage("embed"):
             try:
-                vector, hit = _embed_query(self._embedder, request.query)
+                vector, hit = _embed_query(self._embedder, request.query, on_device)
             except Overloaded:
                 raise  # a full batching queue is RESOURCE_EXHAUSTED with retry-after, not a fallback
             except Exception as exc:  # noqa: BLE001 - any model failure degrades to BM25
@@ -197,7 +204,7 @@ class RetrievalPipeline:
         self,
         collection: Collection,
         request: RetrievalRequest,
-        vector: np.ndarray | None,
+        vector: np.ndarray | torch.Tensor | None,
         timer: StageTimer,
         allowed: np.ndarray | None = None,
     ) -> Ranking | None:
@@ -250,7 +257,20 @@ class RetrievalPipeline:
         )
 
 
-def _embed_query(embedder: Embedder, query: str) -> tuple[np.ndarray, bool]:
+def _embed_query(
+    embedder: Embedder, query: str, on_device: bool
+) -> tuple[np.ndarray | torch.Tensor, bool]:
+    """The query's vector ((1, d)) and whether it came from the embedding cache.
+
+    With `on_device`, a tensor on the model's device when the embedder can leave it there.
+    """
+    if on_device:
+        tensor_hits = getattr(embedder, "embed_queries_tensor_with_hits", None)
+        if tensor_hits is not None:
+            tensor, tensor_hit = tensor_hits([query])
+            return tensor, bool(tensor_hit[0])
+        if isinstance(embedder, TensorQueryEmbedder):
+            return embedder.embed_queries_tensor([query]), False
     with_hits = getattr(embedder, "embed_queries_with_hits", None)
     if with_hits is not None:
         vectors, hits = with_hits([query])
@@ -258,8 +278,16 @@ def _embed_query(embedder: Embedder, query: str) -> tuple[np.ndarray, bool]:
     return embedder.embed_queries([query]), False
 
 
-def _row(vector: np.ndarray | None) -> np.ndarray | None:
-    return None if vector is None else vector[0]
+def _memory_row(
+    request: RetrievalRequest, vector: np.ndarray | torch.Tensor | None
+) -> np.ndarray | None:
+    """The query vector as float32 (d,) host values for memory scoring (after the search)."""
+    if vector is None or not request.use_memory:
+        return None
+    if isinstance(vector, torch.Tensor):
+        host: np.ndarray = vector[0].to(device="cpu", dtype=torch.float32).numpy()
+        return host
+    return np.asarray(vector[0], dtype=np.float32)
 
 
 def _candidate_ids(dense: Ranking | None, lexical: Ranking | None) -> list[int]:

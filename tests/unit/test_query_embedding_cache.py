@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
+import torch
 
 from core.cache.lru_ttl import CacheStats
 from core.cache.query_embedding_cache import QueryEmbeddingCache
@@ -178,3 +179,50 @@ def test_wrong_inner_shape_is_an_error_and_caches_nothing(counting: CountingEmbe
         broken.embed_queries(["p", "q"])
     assert str(error.value) == "inner embedder returned shape (1, 384), expected (2, 384)"
     assert broken.stats().entries == 0
+
+
+class CountingTensorEmbedder(CountingEmbedder):
+    """Adds the tensor path, recording each `embed_queries_tensor` batch."""
+
+    def __init__(self, inner: SentenceTransformerEmbedder) -> None:
+        super().__init__(inner)
+        self.tensor_batches: list[list[str]] = []
+
+    def embed_queries_tensor(self, texts: Sequence[str]) -> torch.Tensor:
+        self.tensor_batches.append(list(texts))
+        return self.inner.embed_queries_tensor(texts)
+
+
+def test_tensor_path_embeds_misses_once_and_matches_the_array_path(
+    embedder: SentenceTransformerEmbedder, clock: FakeClock
+) -> None:
+    inner = CountingTensorEmbedder(embedder)
+    cache = QueryEmbeddingCache(inner, ttl_s=30.0, max_entries=100, clock=clock)
+    texts = ["how do I sort a dict", "what is a generator", "how do I sort a dict"]
+
+    first, hits = cache.embed_queries_tensor_with_hits(texts)
+    assert hits == [False, False, False]
+    assert inner.tensor_batches == [["how do I sort a dict", "what is a generator"]]
+    assert tuple(first.shape) == (3, embedder.dimension)
+    np.testing.assert_allclose(first.numpy(), embedder.embed_queries(texts), atol=1e-5)
+
+    again, hits = cache.embed_queries_tensor_with_hits(texts[:2])
+    assert hits == [True, True]
+    assert len(inner.tensor_batches) == 1
+    torch.testing.assert_close(again, first[:2])
+
+    # rows cached on the device serve the array path too, and array-cached rows the tensor path
+    arrays, hits = cache.embed_queries_with_hits(["what is a generator", "what is a lambda"])
+    assert hits == [True, False]
+    mixed, hits = cache.embed_queries_tensor_with_hits(["what is a lambda", "what is a generator"])
+    assert hits == [True, True]
+    np.testing.assert_allclose(mixed.numpy(), arrays[::-1], atol=1e-6)
+
+
+def test_tensor_path_without_an_inner_tensor_embedder_uses_host_arrays(
+    cache: QueryEmbeddingCache, counting: CountingEmbedder
+) -> None:
+    tensor, hits = cache.embed_queries_tensor_with_hits(["what is a decorator"])
+    assert hits == [False]
+    assert tensor.dtype == torch.float32 and tensor.device.type == "cpu"
+    assert counting.query_batches == [["what is a decorator"]]
