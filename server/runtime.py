@@ -75,10 +75,16 @@ class Runtime:
         """
         choice = select_device(self.settings.model.device)
         logger.info("embedding device: %s (%s)", choice.device, choice.reason)
+        self.catalog.device = choice.device  # dense engines follow the model (engine_factory)
         path = self.settings.model.embedding_model_path or default_model_path()
         model = self.settings.model
+        embedder = SentenceTransformerEmbedder(
+            path, choice.device, model.batch_size, cuda_graphs=model.cuda_graphs
+        )
+        embedder.warm_up_query_graphs()
+        logger.info("query embedding: %s", embedder.query_graphs)
         self._embedder = MicroBatchingEmbedder(
-            SentenceTransformerEmbedder(path, choice.device, model.batch_size),
+            embedder,
             max_batch=model.query_batch_max,
             max_wait_ms=model.query_batch_wait_ms,
             max_queue=model.query_queue_max,

@@ -49,6 +49,7 @@ class ModelSettings:
     query_batch_max: int = 64  # concurrent queries embedded in one forward pass, at most
     query_batch_wait_ms: float = 2.0  # how long the first query waits for company
     query_queue_max: int = 1024  # pending queries beyond this get RESOURCE_EXHAUSTED
+    cuda_graphs: bool = True  # replay CUDA graphs for query batches up to 64 on CUDA devices
 
 
 @dataclass(frozen=True, slots=True)

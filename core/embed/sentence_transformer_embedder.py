@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -12,6 +13,14 @@ import numpy as np
 import numpy.typing as npt
 import torch
 from sentence_transformers import SentenceTransformer
+
+from core.embed.cuda_graph_encoder import CudaGraphQueryEncoder
+
+TOKEN_COUNT_CACHE_SIZE = 16_384
+"""Texts whose token counts are remembered (least recently used go first)."""
+
+QUERY_GRAPH_WARM_UP_BATCHES = (1, 2, 4, 8, 16, 32, 64)
+QUERY_GRAPH_WARM_UP_LENGTHS = (16, 32, 64)  # tokens; longer queries are captured on first use
 
 
 def default_model_path() -> str:
@@ -26,7 +35,9 @@ class SentenceTransformerEmbedder:
     another lock, so counting during ingestion does not wait for a running encode.
     `half_precision`: run the model in fp16; None means on for CUDA devices. It only applies on
     CUDA (CPU always runs fp32, also for a model directory saved in fp16); returned NumPy
-    embeddings are float32 either way.
+    embeddings are float32 either way. `cuda_graphs`: on a CUDA device, embed query batches of
+    up to 64 texts by replaying CUDA graphs (`CudaGraphQueryEncoder`) when the model allows it;
+    larger batches, documents, CPU and unsupported models use sentence-transformers directly.
     """
 
     def __init__(
@@ -35,6 +46,7 @@ class SentenceTransformerEmbedder:
         device: str = "cpu",
         batch_size: int = 32,
         half_precision: bool | None = None,
+        cuda_graphs: bool = True,
     ) -> None:
         self._model = SentenceTransformer(model_path, device=device, local_files_only=True)
         on_cuda = self._model.device.type == "cuda"
@@ -47,6 +59,7 @@ class SentenceTransformerEmbedder:
         self._encode_lock = threading.Lock()
         self._tokenizer: Any = copy.deepcopy(self._model.tokenizer)
         self._tokenizer_lock = threading.Lock()
+        self._token_counts: OrderedDict[str, int] = OrderedDict()  # LRU, under _tokenizer_lock
         dimension = self._model.get_embedding_dimension()
         sequence_length = self._model.max_seq_length
         if dimension is None or sequence_length is None:
@@ -56,6 +69,9 @@ class SentenceTransformerEmbedder:
         special_tokens = int(self._tokenizer.num_special_tokens_to_add(pair=False))
         self.max_tokens: int = int(sequence_length) - special_tokens
         self.device = str(self._model.device)
+        self._query_graphs = (
+            CudaGraphQueryEncoder.for_model(self._model) if cuda_graphs and on_cuda else None
+        )
 
     def embed_documents(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Embeddings of passages: float32, shape (len(texts), dimension), L2-normalised."""
@@ -63,6 +79,9 @@ class SentenceTransformerEmbedder:
 
     def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Embeddings of queries: float32, shape (len(texts), dimension), L2-normalised."""
+        vectors = self._replay_queries(texts)
+        if vectors is not None:
+            return vectors.cpu().float().numpy().reshape(len(texts), self.dimension)
         return self._encode(texts, query=True)
 
     def embed_queries_tensor(self, texts: Sequence[str]) -> torch.Tensor:
@@ -70,6 +89,9 @@ class SentenceTransformerEmbedder:
         in the model's dtype (float16 on CUDA with half precision, else float32)."""
         if not texts:
             return torch.empty((0, self.dimension), dtype=self.dtype, device=self._model.device)
+        replayed = self._replay_queries(texts)
+        if replayed is not None:
+            return replayed
         with self._encode_lock:
             vectors = self._model.encode_query(
                 list(texts),
@@ -79,6 +101,28 @@ class SentenceTransformerEmbedder:
                 convert_to_tensor=True,
             )
         return vectors.reshape(len(texts), self.dimension)
+
+    def warm_up_query_graphs(
+        self,
+        batch_buckets: Sequence[int] = QUERY_GRAPH_WARM_UP_BATCHES,
+        seq_buckets: Sequence[int] = QUERY_GRAPH_WARM_UP_LENGTHS,
+    ) -> None:
+        """Capture the query CUDA graphs of these buckets now, before the first query needs them;
+        a no-op without graph replay."""
+        if self._query_graphs is not None:
+            with self._encode_lock:
+                self._query_graphs.warm_up(batch_buckets, seq_buckets)
+
+    @property
+    def query_graphs(self) -> str:
+        """How queries are embedded: "off" (sentence-transformers), "eager-static" (bucketed
+        forward without graphs) or "cuda-graphs (N captured)"."""
+        encoder = self._query_graphs
+        if encoder is None:
+            return "off"
+        if not encoder.graphs_active:
+            return "eager-static"
+        return f"cuda-graphs ({len(encoder.captured_buckets())} captured)"
 
     @property
     def dtype(self) -> torch.dtype:
@@ -90,12 +134,36 @@ class SentenceTransformerEmbedder:
         return self.count_tokens_batch([text])[0]
 
     def count_tokens_batch(self, texts: Sequence[str]) -> list[int]:
-        """Token counts of each text (special tokens excluded), in one tokenizer call."""
+        """Token counts of each text (special tokens excluded); texts counted recently come from
+        an LRU of TOKEN_COUNT_CACHE_SIZE entries, the rest from one tokenizer call.
+
+        Context assembly measures the same chunks for many queries (about 20 counts per
+        Retrieve, roughly 0.5-1 ms each on a CPU core), so the cache takes most of that work off
+        every request after the first that saw a chunk.
+        """
         if not texts:
             return []
         with self._tokenizer_lock:
-            encoded = self._tokenizer(list(texts), add_special_tokens=False, verbose=False)
-        return [len(ids) for ids in encoded["input_ids"]]
+            counts = [self._token_counts.get(text) for text in texts]
+            missing = list(
+                dict.fromkeys(t for t, c in zip(texts, counts, strict=True) if c is None)
+            )
+            if missing:
+                encoded = self._tokenizer(missing, add_special_tokens=False, verbose=False)
+                for text, ids in zip(missing, encoded["input_ids"], strict=True):
+                    self._token_counts[text] = len(ids)
+            for text in texts:
+                self._token_counts.move_to_end(text)
+            while len(self._token_counts) > TOKEN_COUNT_CACHE_SIZE:
+                self._token_counts.popitem(last=False)
+            return [self._token_counts[text] for text in texts]
+
+    def _replay_queries(self, texts: Sequence[str]) -> torch.Tensor | None:
+        """Query vectors from the graph encoder; None without one or when no bucket fits."""
+        if self._query_graphs is None or not texts:
+            return None
+        with self._encode_lock:
+            return self._query_graphs.encode(texts)
 
     def _encode(self, texts: Sequence[str], *, query: bool) -> npt.NDArray[np.float32]:
         if not texts:

@@ -120,3 +120,30 @@ def test_count_tokens_batch_matches_single_counts(embedder: SentenceTransformerE
 
     assert embedder.count_tokens_batch(texts) == [embedder.count_tokens(text) for text in texts]
     assert embedder.count_tokens_batch([]) == []
+
+
+def test_token_counts_are_remembered_and_bounded(
+    embedder: SentenceTransformerEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from core.embed import sentence_transformer_embedder as module
+
+    monkeypatch.setattr(module, "TOKEN_COUNT_CACHE_SIZE", 3)
+    calls: list[list[str]] = []
+    tokenizer = embedder._tokenizer
+
+    def counting(texts: list[str], **kwargs: object) -> object:
+        calls.append(list(texts))
+        return tokenizer(texts, **kwargs)
+
+    monkeypatch.setattr(embedder, "_tokenizer", counting)
+    embedder._token_counts.clear()
+    texts = ["alpha beta", "gamma", "alpha beta", "delta epsilon"]
+    first = embedder.count_tokens_batch(texts)
+    fresh = tokenizer(texts, add_special_tokens=False, verbose=False)["input_ids"]
+    assert first == [len(ids) for ids in fresh]
+    assert calls == [["alpha beta", "gamma", "delta epsilon"]]  # each distinct text once
+    assert embedder.count_tokens("gamma") == first[1] and len(calls) == 1  # remembered
+    embedder.count_tokens_batch(["zeta", "eta"])  # two more: the oldest entries go
+    assert len(embedder._token_counts) == 3
+    embedder.count_tokens("alpha beta")
+    assert calls[-1] == ["alpha beta"]  # evicted, so counted again

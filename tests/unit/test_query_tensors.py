@@ -1,7 +1,8 @@
 """Query vectors as torch tensors: the embedder's precision and tensor path, the micro-batcher's
 tensor requests sharing batches with NumPy ones, and tensor queries fed to the torch engine.
 
-On CPU the model stays fp32 whatever `half_precision` says; the fp16 CUDA path is in tests/gpu/.
+On CPU the model stays fp32 whatever `half_precision` says and query CUDA graphs are off; the fp16
+CUDA path is in tests/gpu/.
 """
 
 from __future__ import annotations
@@ -53,6 +54,12 @@ def test_half_precision_is_ignored_on_cpu() -> None:
     embedder = SentenceTransformerEmbedder(default_model_path(), "cpu", half_precision=True)
     assert embedder.precision == "fp32"
     assert embedder.embed_queries(["fp32 on cpu"]).dtype == np.float32
+
+
+def test_cuda_graphs_are_off_on_cpu(embedder: SentenceTransformerEmbedder) -> None:
+    assert embedder.query_graphs == "off"
+    embedder.warm_up_query_graphs()  # a no-op without graph replay
+    assert embedder.query_graphs == "off"
 
 
 def test_tensor_and_numpy_requests_share_one_batch() -> None:
