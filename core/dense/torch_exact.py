@@ -4,6 +4,9 @@ The corpus matrix stays resident on `device` (fp16 on CUDA, fp32 on CPU) with it
 live mask. Search is matmul + top-k tiled over the corpus to `memory_budget_bytes`; removed rows
 (tombstones) and `search_subset` filters are applied on the device as a -inf score mask before
 top-k. Queries may be NumPy float32 or a torch tensor already on the device (no host round trip).
+With `fused` set (CUDA with Triton), batches of up to `FUSED_MAX_QUERIES` queries use
+`fused_top_k` (one pass over the corpus, scores accumulated in float32) instead of the matmul
+path. A search with no tombstones skips the mask.
 
 Score tolerance against exact float32 search, for L2-normalised vectors: fp32 (CPU) |delta| <=
 1e-5; fp16 (CUDA) |delta| <= 2e-3 (`FP16_SCORE_TOLERANCE`), so ids may swap between hits whose
@@ -20,6 +23,7 @@ import numpy.typing as npt
 import torch
 
 from core.dense.exact import empty_results
+from core.dense.fused_top_k import DEFAULT_CONFIG, fused_applies, fused_available, fused_top_k
 from core.dense.torch_file import SavedVectors, read_vectors_file, write_vectors_file
 from core.dense.torch_topk import tiled_top_k
 
@@ -53,6 +57,12 @@ class TorchExactIndex:
         self._size = 0  # slots used, live or tombstoned
         self._positions: dict[int, int] = {}  # live row id -> slot
         self._lock = threading.RLock()
+        self.fused = False
+        """Take the fused Triton kernel for small batches (CUDA with Triton only). Off by default:
+        on an H100 it measured no faster than the matmul path (benchmarks/gpu) and compiles once
+        per (k, batch) on first use."""
+        self.fused_config = DEFAULT_CONFIG
+        """The fused kernel's launch shape; settable (the GPU benchmark sweeps it)."""
 
     @classmethod
     def create(
@@ -150,7 +160,8 @@ class TorchExactIndex:
         with self._lock:
             if not self._positions:
                 return empty_results(matrix.shape[0], k)
-            return self._top_k(matrix, k, self._live[: self._size])
+            all_live = len(self._positions) == self._size
+            return self._top_k(matrix, k, None if all_live else self._live[: self._size])
 
     def search_subset(self, queries: Queries, k: int, allowed_row_ids: IdArray) -> Results:
         """Exact top-k among `allowed_row_ids` (int64 (m,)); shapes as in `search`."""
@@ -178,15 +189,18 @@ class TorchExactIndex:
             per_slot = self._dimension * self._vectors.element_size() + 8 + 1
             return capacity * per_slot + 64 * len(self._positions)
 
-    def _top_k(self, queries: torch.Tensor, k: int, include: torch.Tensor) -> Results:
+    def _top_k(self, queries: torch.Tensor, k: int, include: torch.Tensor | None) -> Results:
         corpus = self._vectors[: self._size]
-        scores, positions = tiled_top_k(queries, corpus, include, k, self._budget)
-        ids = self._ids[positions]
-        ids[torch.isneginf(scores)] = -1
+        if self.fused and fused_available(self._device) and fused_applies(queries.shape[0], k):
+            scores, positions = fused_top_k(queries, corpus, include, k, self.fused_config)
+        else:
+            scores, positions = tiled_top_k(queries, corpus, include, k, self._budget)
+        ids = torch.where(torch.isneginf(scores), -1, self._ids[positions])
+        host_scores, host_ids = _to_host(scores, ids)
         out_scores, out_ids = empty_results(queries.shape[0], k)
         take = scores.shape[1]
-        out_scores[:, :take] = scores.cpu().numpy()
-        out_ids[:, :take] = ids.cpu().numpy()
+        out_scores[:, :take] = host_scores
+        out_ids[:, :take] = host_ids
         return out_scores, out_ids
 
     def _query_tensor(self, queries: Queries, k: int) -> torch.Tensor:
@@ -221,3 +235,15 @@ class TorchExactIndex:
         mask[:count] = True
         self._vectors, self._ids, self._live, self._size = vectors, ids, mask, count
         self._positions = {row_id: slot for slot, row_id in enumerate(ids[:count].tolist())}
+
+
+def _to_host(scores: torch.Tensor, ids: torch.Tensor) -> tuple[FloatArray, IdArray]:
+    """Both result tensors as NumPy arrays with one device synchronisation (pinned buffers)."""
+    if scores.device.type != "cuda":
+        return scores.numpy(), ids.numpy()
+    host_scores = torch.empty(scores.shape, dtype=scores.dtype, pin_memory=True)
+    host_ids = torch.empty(ids.shape, dtype=ids.dtype, pin_memory=True)
+    host_scores.copy_(scores, non_blocking=True)
+    host_ids.copy_(ids, non_blocking=True)
+    torch.cuda.current_stream(scores.device).synchronize()
+    return host_scores.numpy(), host_ids.numpy()

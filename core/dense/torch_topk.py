@@ -1,6 +1,7 @@
 """Exact masked inner-product top-k with torch, tiled over the corpus to a memory budget.
 
-Runs wherever the tensors live (CPU or CUDA): each tile's scores are one matmul, excluded rows get
+Runs wherever the tensors live (CPU or CUDA): each tile's scores are one matmul in the corpus
+dtype (fp16 on CUDA: the matmul accumulates in float32 and rounds its output), excluded rows get
 -inf before the tile's top-k, and the running best k are merged with each tile's best k. No
 temporary is larger than `memory_budget_bytes` (beyond one row of the corpus per query).
 """
@@ -9,28 +10,28 @@ from __future__ import annotations
 
 import torch
 
-_SCORE_BYTES = 4  # the float32 copy of a tile's scores that masking and top-k work on
-
 
 def tile_rows(queries: int, element_bytes: int, memory_budget_bytes: int) -> int:
-    """Corpus rows per tile so that the (queries, rows) score temporaries fit the budget (>= 1).
+    """Corpus rows per tile so that the (queries, rows) score block fits the budget (>= 1).
 
-    A tile holds the matmul output in the corpus dtype (`element_bytes`) and its float32 copy.
+    A tile's scores stay in the corpus dtype (`element_bytes`): masking and top-k work on them
+    directly, and only the k best per query are converted to float32.
     """
-    per_row = max(1, queries) * (element_bytes + _SCORE_BYTES)
+    per_row = max(1, queries) * element_bytes
     return max(1, memory_budget_bytes // per_row)
 
 
 def tiled_top_k(
     queries: torch.Tensor,
     corpus: torch.Tensor,
-    include: torch.Tensor,
+    include: torch.Tensor | None,
     k: int,
     memory_budget_bytes: int,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Top-k rows of `corpus` by inner product with each query, among rows where `include`.
 
-    `queries`: (q, d) in the corpus dtype and device; `corpus`: (n, d); `include`: bool (n,).
+    `queries`: (q, d) in the corpus dtype and device; `corpus`: (n, d); `include`: bool (n,), or
+    None when every row is included (no masking pass).
     Returns (scores float32 (q, min(k, n)), row positions int64 (q, min(k, n))), best first;
     slots with no included row score -inf (their positions are arbitrary).
     """
@@ -41,8 +42,9 @@ def tiled_top_k(
     best_positions: torch.Tensor | None = None
     for start in range(0, count, rows):
         stop = min(start + rows, count)
-        scores = torch.matmul(queries, corpus[start:stop].T).float()
-        scores.masked_fill_(~include[start:stop].unsqueeze(0), float("-inf"))
+        scores = torch.matmul(queries, corpus[start:stop].T)
+        if include is not None:
+            scores.masked_fill_(~include[start:stop].unsqueeze(0), float("-inf"))
         tile_scores, tile_positions = torch.topk(scores, min(take, stop - start), dim=1)
         tile_positions += start
         del scores
@@ -56,4 +58,4 @@ def tiled_top_k(
     if best_scores is None or best_positions is None:
         empty = torch.empty((queries.shape[0], 0), device=queries.device)
         return empty.float(), empty.long()
-    return best_scores, best_positions
+    return best_scores.float(), best_positions

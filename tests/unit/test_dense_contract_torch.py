@@ -88,9 +88,9 @@ def test_tiling_matches_untiled(budget: int) -> None:
 
 
 def test_tile_rows_respects_the_budget() -> None:
-    assert tile_rows(queries=50, element_bytes=4, memory_budget_bytes=50 * 8 * 37) == 37
+    assert tile_rows(queries=50, element_bytes=4, memory_budget_bytes=50 * 4 * 37) == 37
     assert tile_rows(queries=50, element_bytes=2, memory_budget_bytes=1) == 1
-    assert tile_rows(queries=0, element_bytes=2, memory_budget_bytes=60) == 10
+    assert tile_rows(queries=0, element_bytes=2, memory_budget_bytes=60) == 30
 
 
 def test_removed_ids_are_never_returned() -> None:
