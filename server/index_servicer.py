@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 import grpc
 
 from core.catalog.collection import Collection, CollectionFigures
+from core.dense.device_memory import DeviceMemory, device_memory
 from core.errors import InvalidArgument, LimitExceeded, NotFound
 from core.indexer import DocumentOutcome, Outcome
 from core.ingest.chunking_spec import ChunkingSpec
@@ -176,10 +177,17 @@ class IndexServicer:
         collection = self._collection(request.collection)
         tenant = current_principal().tenant
 
-        def gather() -> tuple[CollectionFigures, int, int]:
-            return collection.figures(), collection.memory_count(), collection.store.edge_count()
+        def gather() -> tuple[CollectionFigures, int, int, DeviceMemory]:
+            return (
+                collection.figures(),
+                collection.memory_count(),
+                collection.store.edge_count(),
+                device_memory(collection.dense_device),
+            )
 
-        figures, memories, edges = await run_blocking(context, self._runtime.executor, gather)
+        figures, memories, edges, device = await run_blocking(
+            context, self._runtime.executor, gather
+        )
         response = ix.StatsResponse(
             collection=collection_info(collection),
             sequence=figures.sequence,
@@ -193,6 +201,9 @@ class IndexServicer:
             dense_engine=collection.dense_engine,
             memories=memories,
             link_edges=edges,
+            device_memory_allocated_bytes=device.allocated,
+            device_memory_reserved_bytes=device.reserved,
+            device_memory_total_bytes=device.total,
         )
         runtime = self._runtime
         if runtime.embedding_cache is not None:
