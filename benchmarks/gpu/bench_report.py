@@ -16,7 +16,7 @@ def targets(results: dict[str, Any]) -> list[Row]:
     s = results["sections"]
     rows: list[Row] = []
     graph = [r for r in s.get("cuda_graph", []) if r.get("batch") == 1 and "graph_ms" in r]
-    embed = s.get("single_query_embedding", [])
+    embed = [r for r in s.get("single_query_embedding", []) if r.get("embedder") == "default"]
     if graph and embed:
         best = min(r["p50_ms"] for r in embed)
         rows.append(
@@ -103,10 +103,10 @@ def render(results: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def write(results: dict[str, Any], directory: Path) -> tuple[Path, Path]:
-    """Write gpu_bench-<device>[-smoke].{json,md} under `directory`; their paths."""
+def write(results: dict[str, Any], directory: Path, tag: str = "") -> tuple[Path, Path]:
+    """Write gpu_bench-<device>[-smoke][-tag].{json,md} under `directory`; their paths."""
     slug = re.sub(r"[^a-z0-9]+", "-", results["device"]["name"].lower()).strip("-")
-    stem = f"gpu_bench-{slug}{'-smoke' if results['smoke'] else ''}"
+    stem = f"gpu_bench-{slug}{'-smoke' if results['smoke'] else ''}{f'-{tag}' if tag else ''}"
     directory.mkdir(parents=True, exist_ok=True)
     json_path, md_path = directory / f"{stem}.json", directory / f"{stem}.md"
     json_path.write_text(json.dumps(results, indent=2) + "\n")

@@ -57,6 +57,10 @@ def main() -> None:
     parser.add_argument("--dataset", type=Path, default=DATASET, help="BEIR dir for queries/docs")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
     parser.add_argument("--skip", nargs="*", default=[], help="section names to skip")
+    parser.add_argument("--tag", default="", help="suffix of the result files' names")
+    parser.add_argument(
+        "--corpus-rows", type=int, nargs="*", default=None, help="raw top-k corpus sizes"
+    )
     parser.add_argument(
         "--torch-threads",
         type=int,
@@ -75,6 +79,8 @@ def main() -> None:
     logging.getLogger("core.dense.engine_factory").setLevel(logging.INFO)
     choice = select_device(args.device)
     plan = Plan.smoke() if args.smoke else Plan.full(choice.device)
+    if args.corpus_rows:
+        plan = dataclasses.replace(plan, corpus_rows=tuple(args.corpus_rows))
     threads = args.torch_threads or (1 if args.smoke and choice.device == "cpu" else 0)
     if threads:
         torch.set_num_threads(
@@ -82,7 +88,7 @@ def main() -> None:
         )  # shared CPUs: spinning intra-op threads cost more than they give
     print(f"device: {choice.device} ({choice.reason}); plan: {'smoke' if args.smoke else 'full'}")
     results = run(plan, choice.device, args)
-    json_path, md_path = bench_report.write(results, args.out)
+    json_path, md_path = bench_report.write(results, args.out, args.tag)
     print(f"\nwrote {json_path} and {md_path}")
 
 
@@ -114,6 +120,10 @@ def run(plan: Plan, device: str, args: argparse.Namespace) -> dict[str, Any]:
         finally:
             results["section_seconds"][name] = round(time.perf_counter() - started, 1)
         results["sections"][name] = value
+        results["targets"] = bench_report.targets(results)
+        bench_report.write(
+            results, args.out, args.tag
+        )  # after every section: a cut-off run keeps its rows
         rows = value if isinstance(value, list) else [value]
         print(f"\n## {name}\n{bench_report.markdown_table(rows)}", flush=True)
 
@@ -127,6 +137,11 @@ def run(plan: Plan, device: str, args: argparse.Namespace) -> dict[str, Any]:
         lambda: service.dense_search(
             device, plan.engine_rows, DIM, list(plan.top_k_batches), plan.timer
         ),
+    )
+    release_memory(device)
+    section(
+        "single_query_paths",
+        lambda: service.single_query_paths(device, plan.engine_rows, DIM, plan.timer),
     )
     release_memory(device)
     section("retrieve", lambda: retrieve(plan, device, args, queries))
@@ -161,10 +176,17 @@ def embedding_sections(
 ) -> None:
     """groundwire's embedder: single queries, then micro-batched under concurrent callers."""
     embedder = SentenceTransformerEmbedder(model_path, device)
+    embedder.warm_up_query_graphs()
     info["embedder_precision"] = embedder.precision
+    info["query_graphs"] = embedder.query_graphs
+    eager = (
+        SentenceTransformerEmbedder(model_path, device, cuda_graphs=False)
+        if device.startswith("cuda")
+        else None
+    )
     section(
         "single_query_embedding",
-        lambda: service.single_query_embedding(embedder, queries, plan.timer),
+        lambda: service.single_query_embedding(embedder, queries, plan.timer, eager),
     )
     settings = Settings().model
     section(
@@ -215,6 +237,9 @@ def retrieve(plan: Plan, device: str, args: argparse.Namespace, queries: list[st
                 base.model, device=device, embedding_model_path=args.model_path
             ),
             storage=dataclasses.replace(base.storage, data_dir=data_dir, seed_demo_corpus=False),
+            # caches off: the load cycles through the same queries, which would be answered from
+            # the retrieval cache after the first pass
+            cache=dataclasses.replace(base.cache, enabled=False),
         )
         started = time.perf_counter()
         server = grpc_load.LoopbackServer(settings).start()

@@ -123,7 +123,31 @@ def retrieve_load(
         row["p99_ms"] = round(
             1000 * latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))], 2
         )
+        row.update(stage_shares(outcomes, len(latencies)))
     return row
+
+
+GPU_STAGES = ("embed", "dense")
+"""Stages whose work runs on the GPU on a CUDA server (query embedding and dense search)."""
+
+
+def stage_shares(outcomes: list[dict[str, Any]], calls: int) -> dict[str, Any]:
+    """Mean server-side milliseconds per call (sum of its stage timings) and the share of that
+    time spent in the GPU stages: the "GPU-side time share" of the Retrieve path."""
+    totals: dict[str, float] = {}
+    for outcome in outcomes:
+        for stage, millis in outcome.get("stages_ms", {}).items():
+            totals[stage] = totals.get(stage, 0.0) + float(millis)
+    server_ms = sum(totals.values())
+    if not server_ms or not calls:
+        return {}
+    gpu_ms = sum(totals.get(stage, 0.0) for stage in GPU_STAGES)
+    return {
+        "server_ms/call": round(server_ms / calls, 3),
+        "embed_ms/call": round(totals.get("embed", 0.0) / calls, 3),
+        "dense_ms/call": round(totals.get("dense", 0.0) / calls, 3),
+        "gpu_stages_%": round(100 * gpu_ms / server_ms, 1),
+    }
 
 
 def _start_client(

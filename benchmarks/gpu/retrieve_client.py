@@ -29,8 +29,10 @@ async def load(
     duration_s: float,
     offset: int,
 ) -> dict[str, object]:
-    """Run the load; latencies of successful calls, count of failed ones, seconds spent."""
+    """Run the load; latencies of successful calls, count of failed ones, seconds spent, and the
+    server's stage timings summed per stage (milliseconds, from each response)."""
     latencies: list[float] = []
+    stages: dict[str, float] = {}
     errors = 0
     async with grpc.aio.insecure_channel(target) as channel:
         stub = rs_grpc.RetrievalServiceStub(channel)
@@ -49,14 +51,21 @@ async def load(
                 request.hybrid.mode = MODES[mode]
                 sent = time.perf_counter()
                 try:
-                    await stub.Retrieve(request, timeout=30)
+                    response = await stub.Retrieve(request, timeout=30)
                 except grpc.aio.AioRpcError:
                     errors += 1
                     continue
                 latencies.append(time.perf_counter() - sent)
+                for timing in response.timings:
+                    stages[timing.stage] = stages.get(timing.stage, 0.0) + timing.millis
 
         await asyncio.gather(*(worker(slot) for slot in range(concurrency)))
-        return {"latencies": latencies, "errors": errors, "seconds": time.perf_counter() - started}
+        return {
+            "latencies": latencies,
+            "errors": errors,
+            "seconds": time.perf_counter() - started,
+            "stages_ms": stages,
+        }
 
 
 def main() -> None:
