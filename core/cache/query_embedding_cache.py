@@ -119,11 +119,7 @@ class QueryEmbeddingCache:
         fresh: dict[str, torch.Tensor] = {}
         if missing:
             vectors = inner.embed_queries_tensor(missing)
-            if tuple(vectors.shape) != (len(missing), self.dimension):
-                raise RuntimeError(
-                    f"inner embedder returned shape {tuple(vectors.shape)}, "
-                    f"expected {(len(missing), self.dimension)}"
-                )
+            _check_shape(tuple(vectors.shape), (len(missing), self.dimension))
             for key, vector in zip(missing, vectors, strict=True):
                 fresh[key] = vector.clone()  # its own storage: the batch tensor may be large
                 self._map.put(key, fresh[key])
@@ -145,12 +141,13 @@ class QueryEmbeddingCache:
 
     def _embed_missing(self, keys: list[str]) -> FloatArray:
         vectors = np.asarray(self._inner.embed_queries(keys), dtype=np.float32)
-        expected = (len(keys), self.dimension)
-        if vectors.shape != expected:
-            raise RuntimeError(
-                f"inner embedder returned shape {vectors.shape}, expected {expected}"
-            )
+        _check_shape(vectors.shape, (len(keys), self.dimension))
         return vectors
+
+
+def _check_shape(shape: tuple[int, ...], expected: tuple[int, int]) -> None:
+    if shape != expected:
+        raise RuntimeError(f"inner embedder returned shape {shape}, expected {expected}")
 
 
 def _host(vector: Vector) -> FloatArray:

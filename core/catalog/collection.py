@@ -17,6 +17,7 @@ from core.catalog import replay
 from core.catalog.collection_config import CollectionConfig
 from core.catalog.directory_swap import SWAP_PURPOSE, remove_stale_siblings, replace_directory
 from core.dense.engine_factory import DenseEngine
+from core.dense.protocol import DenseIndex
 from core.dense.torch_exact import TorchExactIndex
 from core.lexical.tantivy_index import TantivyIndex
 from core.memory.store import MemoryStore
@@ -104,7 +105,6 @@ class Collection:
         self.persist_policy = persist_policy or DensePersistPolicy()
         self.write_lock = threading.Lock()
         self._engine = dense
-        self._dense = dense.index
         self._dense_lock = threading.RLock()
         self._dense_sequence = store.sequence()
         saved = None if open_report is None else open_report.dense
@@ -229,6 +229,11 @@ class Collection:
         return self.store.get_chunks(row_ids)
 
     @property
+    def _dense(self) -> DenseIndex:
+        """The engine's index (read under `_dense_lock`)."""
+        return self._engine.index
+
+    @property
     def dense_tombstones(self) -> int:
         """Removed vectors still held by the dense index (HNSW) until the next compaction."""
         with self._dense_lock:
@@ -258,7 +263,6 @@ class Collection:
             self._lexical = TantivyIndex.open(lexical_dir)
         with self._dense_lock:
             self._engine = dense
-            self._dense = dense.index
             self._dense_sequence = sequence
             self._dense_saved_sequence = sequence
             self._dense_saved_at = time.monotonic()

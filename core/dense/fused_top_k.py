@@ -3,7 +3,7 @@
 The torch path (`torch_topk.tiled_top_k`) writes every score to device memory, converts and
 masks them, then runs a top-k over the whole row: several kernels and passes after the matmul.
 For one query that leaves it well above the memory floor (reading the fp16 corpus once). This
-kernel reads each block of BLOCK_N corpus rows once, scores it against every query of the batch
+kernel reads each block of `block_n` corpus rows once, scores it against every query of the batch
 (later queries hit L2), masks excluded rows and keeps the block's best k per query; a final
 `torch.topk` over the (blocks x k) candidates per query gives the exact answer, because the
 global top k is contained in the union of every block's top k.
@@ -16,13 +16,10 @@ use the torch path; with TRITON_INTERPRET=1 the kernel runs on CPU tensors (test
 from __future__ import annotations
 
 import functools
-import logging
 from dataclasses import dataclass
 from typing import Any
 
 import torch
-
-logger = logging.getLogger(__name__)
 
 FUSED_MAX_QUERIES = 8
 FUSED_MAX_K = 128
@@ -38,7 +35,6 @@ class KernelConfig:
 
 
 DEFAULT_CONFIG = KernelConfig()
-BLOCK_N = DEFAULT_CONFIG.block_n
 
 
 @functools.cache

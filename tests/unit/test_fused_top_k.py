@@ -15,7 +15,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 CHECK = """
 import torch
-from core.dense.fused_top_k import BLOCK_N, KernelConfig, fused_top_k
+from core.dense.fused_top_k import DEFAULT_CONFIG, KernelConfig, fused_top_k
+BLOCK_N = DEFAULT_CONFIG.block_n
 from core.dense.torch_topk import tiled_top_k
 
 generator = torch.Generator().manual_seed(0)
