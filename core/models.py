@@ -21,18 +21,19 @@ class SourceType(str, Enum):
     def from_path(cls, path: str, default: SourceType | None = None) -> SourceType:
         """Infer the type from a file extension; `default` (Markdown) when unknown."""
         lowered = path.lower()
-        for suffixes, kind in _SUFFIXES:
+        for suffixes, kind in SUFFIXES:
             if lowered.endswith(suffixes):
                 return kind
         return default or cls.MARKDOWN
 
 
-_SUFFIXES: tuple[tuple[tuple[str, ...], SourceType], ...] = (
+SUFFIXES: tuple[tuple[tuple[str, ...], SourceType], ...] = (
     ((".md", ".markdown", ".mdx"), SourceType.MARKDOWN),
     ((".txt", ".text", ".rst"), SourceType.TEXT),
     ((".html", ".htm", ".xhtml"), SourceType.HTML),
     ((".pdf",), SourceType.PDF),
 )
+"""File-name suffixes of every source type, lower case (the CLI picks files with these)."""
 
 
 class RiskLevel(IntEnum):

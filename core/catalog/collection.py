@@ -211,14 +211,11 @@ class Collection:
         """
         with self._dense_lock:
             index = self._dense
-            if isinstance(queries, torch.Tensor) and isinstance(index, TorchExactIndex):
-                if allowed is not None:
-                    return index.search_subset(queries, k, allowed)
-                return index.search(queries, k)
-            host = _host_queries(queries)
+            # the torch engine takes tensors where they are; the others get float32 host arrays
+            query = queries if isinstance(index, TorchExactIndex) else _host_queries(queries)
             if allowed is not None:
-                return index.search_subset(host, k, allowed)
-            return index.search(host, k)
+                return index.search_subset(query, k, allowed)  # type: ignore[arg-type]
+            return index.search(query, k)  # type: ignore[arg-type]
 
     def lexical_search(self, query: str, k: int) -> list[tuple[int, float]]:
         """Top-k (row id, BM25 score) for the query text."""

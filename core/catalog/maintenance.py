@@ -85,7 +85,12 @@ class CollectionMaintenance:
         staged = stage_restore(root, snapshot_id, directory)
         if in_place:
             self._catalog.detach(tenant, target).close()  # waits for a running write batch
-        commit_restore(staged, directory)
+        try:
+            commit_restore(staged, directory)
+        except BaseException:
+            if in_place:  # the old directory is untouched: serve it again
+                self._catalog.attach(tenant, target)
+            raise
         restored = self._catalog.attach(tenant, target)
         logger.info("restored %s/%s from snapshot %s of %s", tenant, target, snapshot_id, name)
         return restored

@@ -156,9 +156,14 @@ def commit_restore(staged: StagedRestore, target_directory: Path) -> None:
     """Swap a staged restore in place of `target_directory` (atomically where supported).
 
     Close the collection at `target_directory` first and open it again afterwards; it then
-    rebuilds the indexes the snapshot lacks.
+    rebuilds the indexes the snapshot lacks. On failure the staged copy is removed and
+    `target_directory` is left as it was.
     """
-    replace_directory(staged.directory, target_directory)
+    try:
+        replace_directory(staged.directory, target_directory)
+    except BaseException:
+        shutil.rmtree(staged.directory, ignore_errors=True)
+        raise
 
 
 def restore_snapshot(
@@ -166,11 +171,7 @@ def restore_snapshot(
 ) -> SnapshotInfo:
     """`stage_restore` then `commit_restore`: `target_directory` now holds the snapshot."""
     staged = stage_restore(snapshots_root, snapshot_id, target_directory)
-    try:
-        commit_restore(staged, target_directory)
-    except BaseException:
-        shutil.rmtree(staged.directory, ignore_errors=True)
-        raise
+    commit_restore(staged, target_directory)
     return staged.info
 
 

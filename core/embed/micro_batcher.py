@@ -82,6 +82,7 @@ class MicroBatchingEmbedder:
                 f"{max_batch}, {max_queue} and {max_wait_ms}"
             )
         self._inner = inner
+        self._tensor_inner = inner if isinstance(inner, TensorQueryEmbedder) else None
         self.model_name = inner.model_name
         self.dimension = inner.dimension
         self.max_tokens = inner.max_tokens
@@ -216,9 +217,7 @@ class MicroBatchingEmbedder:
 
     def _execute(self, batch: list[_Item]) -> None:
         texts = [text for item in batch for text in item.texts]
-        on_device = isinstance(self._inner, TensorQueryEmbedder) and any(
-            item.as_tensor for item in batch
-        )
+        on_device = self._tensor_inner is not None and any(item.as_tensor for item in batch)
         started = time.monotonic()
         try:
             vectors = self._embed_tensor(texts) if on_device else self._embed_chunked(texts)
@@ -259,8 +258,8 @@ class MicroBatchingEmbedder:
         return vectors.astype(np.float32, copy=False)
 
     def _embed_tensor(self, texts: list[str]) -> torch.Tensor:
-        inner = self._inner
-        assert isinstance(inner, TensorQueryEmbedder)
+        inner = self._tensor_inner
+        assert inner is not None
         chunks = [
             inner.embed_queries_tensor(texts[start : start + self._max_batch])
             for start in range(0, len(texts), self._max_batch)

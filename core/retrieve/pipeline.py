@@ -80,16 +80,16 @@ class RetrievalPipeline:
     def retrieve(self, request: RetrievalRequest) -> RetrievalResult:
         """Run every stage for one request (or answer it from the cache)."""
         collection = self._catalog.get(request.tenant, request.collection)
+        if self._cache is None:
+            return self._run(collection, request)
         sequence = collection.store.sequence()  # read first: a write meanwhile makes a miss later
-        if self._cache is not None:
-            start = time.perf_counter()
-            cached = self._cache.get(request, sequence)
-            if cached is not None:
-                elapsed = (time.perf_counter() - start) * 1000.0
-                return replace(cached, cache_hit=True, timings=(("cache", elapsed),))
+        start = time.perf_counter()
+        cached = self._cache.get(request, sequence)
+        if cached is not None:
+            elapsed = (time.perf_counter() - start) * 1000.0
+            return replace(cached, cache_hit=True, timings=(("cache", elapsed),))
         result = self._run(collection, request)
-        if self._cache is not None:
-            self._cache.put(request, sequence, result)
+        self._cache.put(request, sequence, result)
         return result
 
     def retrieve_many(self, request: RetrievalRequest, queries: Sequence[str]) -> RetrievalResult:

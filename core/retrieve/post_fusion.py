@@ -1,8 +1,9 @@
 """The stages after fusion: long-term memories, link-graph expansion and rerank.
 
 Each takes the ranked hits and returns new hits plus the warnings it produced; none mutates its
-inputs. They run in this order: memories join the ranked list, expansion adds linked chunks
-around the hits, and the reranker reorders the first `rerank_window` of what results.
+inputs. The pipeline runs them in this order: memories join the ranked list, the reranker
+reorders its first `rerank_window` hits, the list is cut to top_k, and expansion adds linked
+chunks around what remains.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from pathlib import Path
 import grpc
 from tqdm import tqdm
 
+from core.models import SUFFIXES as SOURCE_SUFFIXES
 from core.models import SourceType
 from groundwire.v1 import common_pb2 as common
 from groundwire.v1 import index_service_pb2 as ix
@@ -24,17 +25,7 @@ from groundwire.v1 import index_service_pb2_grpc as ix_grpc
 from server.commands.client_channel import Endpoint, exit_on_rpc_error, open_channel
 from server.commands.index_summary import FORMATS, IndexSummary, count_flags
 
-SUFFIXES = {
-    ".md": SourceType.MARKDOWN,
-    ".markdown": SourceType.MARKDOWN,
-    ".mdx": SourceType.MARKDOWN,
-    ".txt": SourceType.TEXT,
-    ".text": SourceType.TEXT,
-    ".rst": SourceType.TEXT,
-    ".html": SourceType.HTML,
-    ".htm": SourceType.HTML,
-    ".pdf": SourceType.PDF,
-}
+SUFFIXES = {suffix: kind for suffixes, kind in SOURCE_SUFFIXES for suffix in suffixes}
 BATCH_FILES = 16
 BATCH_BYTES = 8 * 1024 * 1024
 CALL_TIMEOUT_S = 600
