@@ -3,7 +3,7 @@
 Each hit becomes a block: its citation tag, then its section path joined with " > " on its own
 line (when there is one), then the chunk text. Blocks are joined by a blank line.
 
-1. Order: `order_hits` (score, then among close scores shallow sections and new sources).
+1. Order: `order_hits` (the ranking, then among close scores shallow sections and new sources).
 2. Each hit in that order, against the budget left:
    - a near duplicate of a chunk already in the context (`dedupe.py`) is left out;
    - the whole block goes in when it fits;

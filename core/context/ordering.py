@@ -1,12 +1,18 @@
-"""Deterministic context order: score first; among close scores, shallow sections and new sources.
+"""Deterministic context order: the retrieval ranking first; among close scores, shallow sections
+and new sources.
 
-Hits are sorted by score (descending; NaN last), then cut into bands from the top: a band holds
-the highest remaining score `s` and every hit whose score is within `score_tolerance(s)` of it,
-i.e. within 2 % of `|s|` or 1e-9, whichever is larger. Scores in one band count as tied, and the
-band is emitted by repeatedly taking the hit with the smallest key
-(section depth, source already in the context, -score, chunk id): shallower sections first, then
-a document not yet represented before one that is, then the higher score, then the chunk id.
-Section depth is the number of non-empty parts of the section path.
+The ranking is the hits' `rank` (ties: chunk id, row id), not their `score`: a rerank reorders
+hits without touching `score` (the fused score), and graph expansion places a linked chunk right
+after the hit it came from with a discounted score. Walking the hits in rank order, consecutive
+hits form a band while each one's ranking score is within `score_tolerance(s)` of the band's first
+score `s` (2 % of `|s|` or 1e-9, whichever is larger) and was given by the same stage: a hit's
+ranking score is its rerank score when it was reranked and its `score` otherwise, and reranked
+and not-reranked hits never share a band. NaN scores never share a band.
+
+Scores in one band count as tied, and the band is emitted by repeatedly taking the hit with the
+smallest key (section depth, source already in the context, -ranking score, rank, chunk id):
+shallower sections first, then a document not yet represented before one that is, then the
+higher score. Section depth is the number of non-empty parts of the section path.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ __all__ = [
     "SCORE_CLOSE_ABSOLUTE",
     "SCORE_CLOSE_RELATIVE",
     "order_hits",
+    "ranking_score",
     "score_tolerance",
     "section_depth",
 ]
@@ -29,7 +36,7 @@ SCORE_CLOSE_ABSOLUTE = 1e-9
 
 
 def score_tolerance(score: float) -> float:
-    """How far below `score` another score may be and still count as close to it."""
+    """How far from `score` another score may be and still count as close to it."""
     return max(SCORE_CLOSE_RELATIVE * abs(score), SCORE_CLOSE_ABSOLUTE)
 
 
@@ -38,22 +45,30 @@ def section_depth(hit: Hit) -> int:
     return sum(1 for part in hit.chunk.section_path if part)
 
 
-def _score(hit: Hit) -> float:
-    """The score with NaN mapped below every real score."""
-    return -math.inf if math.isnan(hit.score) else hit.score
+def ranking_score(hit: Hit) -> float:
+    """The score that ranked the hit: its rerank score when reranked, else `score`; NaN is -inf."""
+    value = hit.scores.rerank if hit.scores.rerank is not None else hit.score
+    return -math.inf if math.isnan(value) else value
+
+
+def _joins(band: list[Hit], hit: Hit) -> bool:
+    """Whether `hit`, next in rank order, ties with the band's first hit."""
+    first = band[0]
+    if (first.scores.rerank is None) != (hit.scores.rerank is None):
+        return False
+    top, score = ranking_score(first), ranking_score(hit)
+    return math.isfinite(top) and math.isfinite(score) and abs(top - score) <= score_tolerance(top)
 
 
 def _bands(hits: Sequence[Hit]) -> list[list[Hit]]:
-    """`hits` by score (then chunk id), cut into bands of close scores."""
-    ranked = sorted(hits, key=lambda hit: (-_score(hit), hit.chunk.chunk_id, hit.chunk.row_id))
+    """`hits` in rank order (then chunk id, row id), cut into bands of close scores."""
+    ranked = sorted(hits, key=lambda hit: (hit.rank, hit.chunk.chunk_id, hit.chunk.row_id))
     bands: list[list[Hit]] = []
     for hit in ranked:
-        if bands:
-            top = _score(bands[-1][0])
-            if math.isfinite(top) and top - _score(hit) <= score_tolerance(top):
-                bands[-1].append(hit)
-                continue
-        bands.append([hit])
+        if bands and _joins(bands[-1], hit):
+            bands[-1].append(hit)
+        else:
+            bands.append([hit])
     return bands
 
 
@@ -69,7 +84,8 @@ def order_hits(hits: Sequence[Hit]) -> tuple[Hit, ...]:
                 key=lambda hit: (
                     section_depth(hit),
                     hit.chunk.document_id in seen_documents,
-                    -_score(hit),
+                    -ranking_score(hit),
+                    hit.rank,
                     hit.chunk.chunk_id,
                     hit.chunk.row_id,
                 ),

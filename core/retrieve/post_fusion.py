@@ -75,15 +75,28 @@ def with_expansion(
     request: RetrievalRequest,
     admits: Callable[[Chunk], bool],
 ) -> list[Hit]:
-    """Linked chunks added around the (document) hits by the request's expansion policy."""
+    """Linked chunks added after the (document) hits they came from, by the expansion policy.
+
+    Memories have no graph edges: they keep their place among the hits.
+    """
     if not request.expansion.enabled:
         return list(hits)
-    documents = [h for h in hits if h.chunk.row_id > 0]  # memories have no graph edges
+    documents = [h for h in hits if h.chunk.row_id > 0]
     expanded = expand(
         documents, collection.store.edges_from, collection.get_chunks, admits, request.expansion
     )
-    memories = [h for h in hits if h.chunk.row_id <= 0]
-    return _renumbered(expanded + memories) if memories else expanded
+    if len(documents) == len(hits):
+        return expanded
+    linked: dict[str, list[Hit]] = {}
+    for hit in expanded:
+        if hit.expanded_from:
+            linked.setdefault(hit.expanded_from, []).append(hit)
+    merged: list[Hit] = []
+    for hit in hits:
+        merged.append(hit)
+        if hit.chunk.row_id > 0:
+            merged.extend(linked.get(hit.chunk.chunk_id, ()))
+    return _renumbered(merged)
 
 
 def with_rerank(
