@@ -16,6 +16,13 @@ line (when there is one), then the chunk text. Blocks are joined by a blank line
 Whole-block sizes are first summed as estimates; the finished text is measured in full and, if
 a tokenizer that is not additive at block joins pushed it over, everything is rebuilt measuring
 the full text at every step, so the budget is never exceeded.
+
+With `stored_token_counts`, a token budget takes a chunk body's size from `chunk.token_estimate`
+(counted by the same tokenizer at index time) instead of tokenizing the body again: only the
+short block headers and the finished text are tokenized. The caller asserts the tokenizer is the
+one that indexed the chunks; a wrong count is still caught by the full measure above.
+With `additive_counts` as well (`count_tokens` provably sums across whitespace, see
+core.embed.token_additivity), the summed size is exact and the finished text is not measured again.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ from core.context.dedupe import Shingles, is_near_duplicate, shingles
 from core.context.ordering import order_hits
 from core.context.summary import SentenceScorer, extractive_summary, lexical_sentence_scores
 from core.context.truncation import TRUNCATION_MARK, truncate_block
-from core.models import Hit
+from core.models import Chunk, Hit
 
 __all__ = [
     "BLOCK_SEPARATOR",
@@ -83,6 +90,7 @@ class _Meter:
     limit: int
     overhead: int
     exact: bool
+    stored_counts: bool = False
 
     def fits(self, candidate: str) -> bool:
         return self.measure(candidate) <= self.limit
@@ -92,6 +100,13 @@ class _Meter:
         if self.exact or not text:
             return self.measure(text + addition)
         return used + self.measure(addition) - self.overhead
+
+    def block_size(self, text: str, used: int, addition: str, size: int, chunk: Chunk) -> int:
+        """Size of `text + addition + chunk.text`, where `size` is that of `text + addition`:
+        the stored body count added when trusted (estimates only), else as `size()`."""
+        if self.stored_counts and not self.exact and chunk.token_estimate > 0:
+            return size + chunk.token_estimate
+        return self.size(text, used, addition + chunk.text)
 
 
 @dataclass(slots=True)
@@ -132,7 +147,7 @@ def _fit_block(
     header_size = meter.size(state.text, state.used, addition)
     if header_size > meter.limit:
         return None
-    size = meter.size(state.text, state.used, addition + body)
+    size = meter.block_size(state.text, state.used, addition, header_size, hit.chunk)
     if size <= meter.limit:
         return _Fit.WHOLE, prefix + header + body, size
     summary = extractive_summary(
@@ -186,18 +201,35 @@ def assemble_context(
     *,
     query: str = "",
     scorer: SentenceScorer = lexical_sentence_scores,
+    stored_token_counts: bool = False,
+    additive_counts: bool = False,
 ) -> AssembledContext:
     """Order, deduplicate and fit `hits` into `budget` (see the module docstring).
 
     `count_tokens` measures a text in the budget's tokens; it also gives `token_estimate` when
     the budget is in characters. `query` and `scorer` pick the sentences of summaries; without
-    a query, summaries keep the leading sentences. Same inputs, byte-identical output.
+    a query, summaries keep the leading sentences. `stored_token_counts`: `count_tokens` is the
+    tokenizer that set the chunks' `token_estimate`, so body sizes are read, not counted;
+    `additive_counts`: `count_tokens` sums across whitespace, so the summed size is trusted.
+    Same inputs, byte-identical output.
     """
-    measure: Callable[[str], int] = count_tokens if budget.unit is BudgetUnit.TOKENS else len
+    tokens_budget = budget.unit is BudgetUnit.TOKENS
+    measure: Callable[[str], int] = count_tokens if tokens_budget else len
     ordered = order_hits(hits)
-    meter = _Meter(measure=measure, limit=budget.limit, overhead=measure(""), exact=False)
+    meter = _Meter(
+        measure=measure,
+        limit=budget.limit,
+        overhead=measure(""),
+        exact=False,
+        stored_counts=stored_token_counts and tokens_budget,
+    )
     state = _assemble(ordered, meter, query, scorer)
-    size = measure(state.text) if state.text else 0
+    if not state.text:
+        size = 0
+    elif additive_counts and tokens_budget:
+        size = state.used
+    else:
+        size = measure(state.text)
     if size > budget.limit:
         exact = _Meter(measure=measure, limit=budget.limit, overhead=meter.overhead, exact=True)
         state = _assemble(ordered, exact, query, scorer)

@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from core.embed.protocol import Embedder
+from core.embed.token_additivity import additive_token_counts
 
 
 class CachedEmbedder:
@@ -24,6 +25,7 @@ class CachedEmbedder:
     def __init__(self, inner: Embedder, path: Path) -> None:
         self._inner = inner
         self.model_name = inner.model_name
+        self.additive_token_counts = additive_token_counts(inner)
         self.dimension = inner.dimension
         self.max_tokens = inner.max_tokens
         self.device = inner.device

@@ -15,6 +15,7 @@ import torch
 from sentence_transformers import SentenceTransformer
 
 from core.embed.cuda_graph_encoder import BATCH_BUCKETS, CudaGraphQueryEncoder
+from core.embed.token_additivity import whitespace_additive
 
 TOKEN_COUNT_CACHE_SIZE = 16_384
 """Texts whose token counts are remembered (least recently used go first)."""
@@ -60,6 +61,7 @@ class SentenceTransformerEmbedder:
         self._tokenizer: Any = copy.deepcopy(self._model.tokenizer)
         self._tokenizer_lock = threading.Lock()
         self._token_counts: OrderedDict[str, int] = OrderedDict()  # LRU, under _tokenizer_lock
+        self.additive_token_counts = whitespace_additive(self._tokenizer)
         dimension = self._model.get_embedding_dimension()
         sequence_length = self._model.max_seq_length
         if dimension is None or sequence_length is None:

@@ -22,6 +22,7 @@ from core.catalog.catalog import CollectionCatalog
 from core.catalog.collection import Collection
 from core.context.assembly import assemble_context
 from core.embed.protocol import Embedder, TensorQueryEmbedder
+from core.embed.token_additivity import additive_token_counts
 from core.errors import Overloaded
 from core.models import Chunk, Hit
 from core.retrieve.filters import risk_admits
@@ -97,7 +98,15 @@ class RetrievalPipeline:
         results = [self.retrieve(replace(request, query=query)) for query in queries]
         if len(results) == 1:
             return results[0]
-        return fuse_results(results, request, self._embedder.count_tokens)
+        collection = self._catalog.get(request.tenant, request.collection)
+        stored = self._counts_match(collection)
+        additive = additive_token_counts(self._embedder)
+        return fuse_results(results, request, self._embedder.count_tokens, stored, additive)
+
+    def _counts_match(self, collection: Collection) -> bool:
+        """Whether the collection's stored chunk token counts came from this embedder's
+        tokenizer (the collection was indexed with the same model)."""
+        return collection.config.embedding_model == self._embedder.model_name
 
     def _run(self, collection: Collection, request: RetrievalRequest) -> RetrievalResult:
         timer = StageTimer()
@@ -135,7 +144,12 @@ class RetrievalPipeline:
             hits = with_expansion(hits, collection, request, lambda c: self._admits(request, c))
         with timer.stage("context"):
             context = assemble_context(
-                hits, request.budget, self._embedder.count_tokens, query=request.query
+                hits,
+                request.budget,
+                self._embedder.count_tokens,
+                query=request.query,
+                stored_token_counts=self._counts_match(collection),
+                additive_counts=additive_token_counts(self._embedder),
             )
         if not hits:
             warnings.append(NOTHING_MATCHED)
@@ -330,8 +344,13 @@ def fuse_results(
     results: Sequence[RetrievalResult],
     request: RetrievalRequest,
     count_tokens: Callable[[str], int],
+    stored_token_counts: bool = False,
+    additive_counts: bool = False,
 ) -> RetrievalResult:
-    """One result from several (multi-query): hits fused by RRF on chunk, context re-assembled."""
+    """One result from several (multi-query): hits fused by RRF on chunk, context re-assembled.
+
+    `stored_token_counts` and `additive_counts` as for `assemble_context`.
+    """
     rankings = [[(h.chunk.row_id, h.score) for h in r.hits] for r in results]
     fused = fuse(FusionMethod.RRF, rankings, request.rrf_k)
     first: dict[int, Hit] = {}
@@ -348,7 +367,14 @@ def fuse_results(
     warnings = tuple(dict.fromkeys(w for r in results for w in r.warnings if w != NOTHING_MATCHED))
     return RetrievalResult(
         hits=tuple(hits),
-        context=assemble_context(hits, request.budget, count_tokens, query=request.query),
+        context=assemble_context(
+            hits,
+            request.budget,
+            count_tokens,
+            query=request.query,
+            stored_token_counts=stored_token_counts,
+            additive_counts=additive_counts,
+        ),
         collection=results[0].collection,
         mode=results[0].mode,
         fusion=results[0].fusion,

@@ -305,6 +305,43 @@ def test_budget_is_never_exceeded(
     check_invariants(hits, context, measure)
     assert assemble_context(hits, budget, count_tokens, query=query) == context
     assert assemble_context(hits[::-1], budget, count_tokens, query=query) == context
+    # Stored counts are `words`, wrong for every other counter: the full measure still holds
+    # the budget.
+    stored = assemble_context(hits, budget, count_tokens, query=query, stored_token_counts=True)
+    check_invariants(hits, stored, measure)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(hits=hit_lists(), budget=budgets(), query=st.sampled_from(["", "abc", "a b c d"]))
+def test_stored_counts_of_an_additive_counter_give_the_same_context(
+    hits: list[Hit], budget: ContextBudget, query: str
+) -> None:
+    # `words` sums across whitespace and make_hit stores `words` counts: reading them and
+    # trusting the sum must change nothing, byte for byte.
+    plain = assemble_context(hits, budget, words, query=query)
+    fast = assemble_context(
+        hits, budget, words, query=query, stored_token_counts=True, additive_counts=True
+    )
+    assert fast == plain
+
+
+def test_stored_counts_are_read_instead_of_counting_bodies() -> None:
+    hits = [make_hit(i, prose(random.Random(i), 6)) for i in range(1, 5)]
+    measured: list[str] = []
+
+    def counting(text: str) -> int:
+        measured.append(text)
+        return words(text)
+
+    budget = ContextBudget(max_tokens=10_000)
+    context = assemble_context(
+        hits, budget, counting, stored_token_counts=True, additive_counts=True
+    )
+    assert context.included_row_ids == (1, 2, 3, 4)
+    assert context.token_estimate == words(context.text)
+    bodies = {hit.chunk.text for hit in hits}
+    assert not any(body in text for text in measured for body in bodies)
+    assert context.text not in measured
 
 
 def test_random_inputs_exercise_every_outcome() -> None:

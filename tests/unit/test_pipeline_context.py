@@ -1,5 +1,5 @@
-"""The context follows the final ranking: a rerank's order, linked chunks after their origins,
-memories in the place the fusion gave them."""
+"""The pipeline's context: it follows the final ranking (a rerank's order, linked chunks after
+their origins, memories where fusion put them), and its size from stored counts is exact."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 
 from core.catalog.catalog import DEFAULT_TENANT, CollectionCatalog
 from core.catalog.collection_config import CollectionConfig
+from core.context.budget import ContextBudget
 from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder
 from core.indexer import Indexer
 from core.memory.records import MemoryDraft
@@ -118,3 +119,19 @@ def test_memories_keep_their_place_when_expansion_adds_linked_chunks(
             before = [h.chunk.chunk_id for h in expanded.hits[:position]]
             origin = before.index(hit.expanded_from)
             assert all(h.expanded_from for h in expanded.hits[origin + 1 : position])
+
+
+def test_the_context_size_from_stored_counts_is_exact(
+    tmp_path: Path, embedder: SentenceTransformerEmbedder, executor: ThreadPoolExecutor
+) -> None:
+    catalog = _catalog(tmp_path, embedder)
+    pipeline = RetrievalPipeline(catalog, embedder, executor)
+    for limit in (12, 40, 4096):
+        request = RetrievalRequest(
+            query="how does the server log its port",
+            collection="docs",
+            budget=ContextBudget(max_tokens=limit),
+        )
+        context = pipeline.retrieve(request).context
+        assert context.token_estimate == embedder.count_tokens(context.text) <= limit
+    assert len(context.included_row_ids) == len(PAGES)  # the largest budget took every page
