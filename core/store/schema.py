@@ -116,27 +116,54 @@ def load_metadata(raw: str) -> dict[str, str]:
 
 def load_strings(raw: str) -> tuple[str, ...]:
     """A JSON list of strings as a tuple."""
+    if raw == "[]":  # most chunks have no risk flags: skip the JSON parser
+        return ()
     return tuple(str(item) for item in json.loads(raw))
 
 
+_SOURCE_TYPES = {member.value: member for member in SourceType}
+_RISK_LEVELS = {int(member): member for member in RiskLevel}
+
+
 def chunk_from_row(row: sqlite3.Row) -> Chunk:
-    """Build a `Chunk` from a row selected with `CHUNK_SELECT`."""
+    """Build a `Chunk` from a row selected with `CHUNK_SELECT` (columns in `CHUNK_COLUMNS` order).
+
+    On the query path for every candidate, so it unpacks by position, skips the JSON parser for
+    empty lists and mappings and looks enums up in dicts (sqlite returns the declared types).
+    """
+    (
+        row_id,
+        chunk_id,
+        document_id,
+        ordinal,
+        text,
+        section_path_json,
+        has_code,
+        token_estimate,
+        page,
+        risk_flags_json,
+        risk_level,
+        source_type,
+        source_path,
+        title,
+        metadata_json,
+    ) = row
     return Chunk(
-        row_id=int(row["row_id"]),
-        chunk_id=str(row["chunk_id"]),
-        document_id=str(row["document_id"]),
-        ordinal=int(row["ordinal"]),
-        text=str(row["text"]),
-        section_path=load_strings(row["section_path_json"]),
-        has_code=bool(row["has_code"]),
-        token_estimate=int(row["token_estimate"]),
-        source_type=SourceType(row["source_type"]),
-        source_path=str(row["source_path"]),
-        page=int(row["page"]),
-        title=str(row["title"]),
-        metadata=load_metadata(row["metadata_json"]),
-        risk_flags=load_strings(row["risk_flags_json"]),
-        risk_level=RiskLevel(int(row["risk_level"])),
+        row_id=row_id,
+        chunk_id=chunk_id,
+        document_id=document_id,
+        ordinal=ordinal,
+        text=text,
+        section_path=load_strings(section_path_json),
+        has_code=bool(has_code),
+        token_estimate=token_estimate,
+        source_type=_SOURCE_TYPES[source_type],
+        source_path=source_path,
+        page=page,
+        title=title,
+        metadata={} if metadata_json == "{}" else load_metadata(metadata_json),
+        risk_flags=load_strings(risk_flags_json),
+        risk_level=_RISK_LEVELS[risk_level],
     )
 
 

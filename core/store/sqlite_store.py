@@ -209,7 +209,7 @@ class SqliteStore:
     def get_chunks(self, row_ids: Sequence[int]) -> dict[int, Chunk]:
         """Live chunks by row id (with their document's title and metadata); unknown ids absent."""
         rows = self._rows_by_id(schema.CHUNK_SELECT + " WHERE c.row_id IN ({})", row_ids)
-        return {int(row["row_id"]): schema.chunk_from_row(row) for row in rows}
+        return {int(row[0]): schema.chunk_from_row(row) for row in rows}
 
     def get_vectors(self, row_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """Embeddings of the live chunks among `row_ids` by ascending row id.

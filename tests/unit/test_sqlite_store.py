@@ -95,6 +95,28 @@ def test_upsert_stores_document_chunks_and_one_change(store: SqliteStore) -> Non
     assert store.counts() == (1, 2)
 
 
+def test_chunks_read_back_exactly_with_empty_and_unicode_fields(store: SqliteStore) -> None:
+    document = Document("plain", "x", SourceType.HTML, "p.html", "Tïtle 東京", {"k": 'v "q"'})
+    chunk_drafts = [
+        ChunkDraft("no section", (), False, 2, 0),
+        ChunkDraft("deep", ("Ä", "", "[]", "{}"), True, 1, 3),
+    ]
+    risk = [((), RiskLevel.NONE), (("oversized", "suspicious_link"), RiskLevel.MEDIUM)]
+    store.upsert_document(document, "h", chunk_drafts, vectors(2), risk)
+    bare = make_document("bare")
+    store.upsert_document(bare, "h2", [ChunkDraft("b", ("S",), False, 1, 0)], vectors(1))
+    chunks = store.get_chunks([1, 2, 3])
+    assert chunks[1].section_path == () and chunks[1].risk_flags == ()
+    assert chunks[2].section_path == ("Ä", "", "[]", "{}") and chunks[2].has_code is True
+    assert chunks[2].risk_flags == ("oversized", "suspicious_link")
+    assert chunks[2].risk_level is RiskLevel.MEDIUM and chunks[2].page == 3
+    assert chunks[1].source_type is SourceType.HTML and chunks[1].title == "Tïtle 東京"
+    assert chunks[1].metadata == {"k": 'v "q"'} and chunks[3].metadata == {}
+    assert [type(chunks[2].row_id), type(chunks[2].token_estimate)] == [int, int]
+    stored = store.get_document("plain")
+    assert stored is not None and list(stored.chunks) == [chunks[1], chunks[2]]
+
+
 def test_upsert_replaces_every_old_chunk(store: SqliteStore) -> None:
     old = put(store, "guide", 3)
     document = make_document("guide", "v2")
