@@ -3,6 +3,11 @@
 Layout: `<data_dir>/tenants/<tenant>/<collection>/` holds one collection. A data directory from
 before tenants (`<data_dir>/collections/<collection>/`) is moved under the default tenant once.
 Every lookup is by (tenant, name): a tenant can never reach, list or count another's collections.
+
+A restore claims its target name with `reserving` for as long as it copies and swaps files: the
+name then counts toward the tenant's limit, and creates, drops or other restores of that name
+are refused until it is done. Collections are opened outside the catalog lock, so a slow open
+(replaying a large index) never stalls lookups of other collections.
 """
 
 from __future__ import annotations
@@ -10,11 +15,13 @@ from __future__ import annotations
 import logging
 import shutil
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from core.catalog.collection import Collection
 from core.catalog.collection_config import CollectionConfig, validate_collection_name
-from core.errors import AlreadyExists, LimitExceeded, NotFound
+from core.errors import AlreadyExists, Conflict, LimitExceeded, NotFound
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +44,7 @@ class CollectionCatalog:
         self.root = data_dir / TENANTS_DIR
         self.max_collections_per_tenant = max_collections_per_tenant
         self._collections: dict[Key, Collection] = {}
+        self._reserved: set[Key] = set()  # names a restore is writing; under _lock
         self._lock = threading.Lock()
 
     def directory_for(self, tenant: str, name: str) -> Path:
@@ -79,18 +87,61 @@ class CollectionCatalog:
         with self._lock:
             if (tenant, name) in self._collections:
                 raise AlreadyExists(f"collection {name!r} already exists")
-            owned = sum(1 for t, _ in self._collections if t == tenant)
-            if owned >= self.max_collections_per_tenant:
-                raise LimitExceeded(
-                    f"the tenant already has {owned} collections, the limit "
-                    f"(limits.max_collections_per_tenant); drop one before creating another"
-                )
+            self._check_free(tenant, name)
+            self._check_limit(tenant)
             if directory.exists():
                 shutil.rmtree(directory)
             collection = Collection.open(name, directory, config, device=self.device)
             self._collections[(tenant, name)] = collection
         logger.info("created collection %s/%s", tenant, name)
         return collection
+
+    def _check_free(self, tenant: str, name: str) -> None:
+        """Conflict when a restore holds the name (call under `_lock`)."""
+        if (tenant, name) in self._reserved:
+            raise Conflict(
+                f"a restore into collection {name!r} is in progress; retry when it has finished"
+            )
+
+    def _check_limit(self, tenant: str) -> None:
+        """LimitExceeded when the tenant's collections and reserved new names reach the limit
+        (call under `_lock`)."""
+        owned = sum(1 for t, _ in self._collections if t == tenant)
+        owned += sum(
+            1 for key in self._reserved if key[0] == tenant and key not in self._collections
+        )
+        if owned >= self.max_collections_per_tenant:
+            raise LimitExceeded(
+                f"the tenant already has {owned} collections, the limit "
+                f"(limits.max_collections_per_tenant); drop one before creating another"
+            )
+
+    @contextmanager
+    def reserving(self, tenant: str, name: str, *, existing: bool) -> Iterator[None]:
+        """Hold the name (tenant, name) for a restore until the block ends.
+
+        `existing`: the restore replaces the open collection of that name (NotFound if there is
+        none); otherwise the name must be free (AlreadyExists) and within the tenant's limit
+        (LimitExceeded). Conflict while another restore holds the name.
+        """
+        key = (tenant, name)
+        with self._lock:
+            self._check_free(tenant, name)
+            if existing and key not in self._collections:
+                raise NotFound(f"collection {name!r} does not exist")
+            if not existing:
+                if key in self._collections:
+                    raise AlreadyExists(
+                        f"collection {name!r} already exists; restore into a new name or into "
+                        "the snapshot's own collection"
+                    )
+                self._check_limit(tenant)
+            self._reserved.add(key)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._reserved.discard(key)
 
     def get(self, tenant: str, name: str) -> Collection:
         """The tenant's open collection named `name`; NotFound otherwise."""
@@ -116,6 +167,7 @@ class CollectionCatalog:
     def drop(self, tenant: str, name: str) -> int:
         """Delete a collection and its directory; returns how many documents it held."""
         with self._lock:
+            self._check_free(tenant, name)
             collection = self._collections.pop((tenant, name), None)
         if collection is None:
             raise NotFound(f"collection {name!r} does not exist")
@@ -135,12 +187,19 @@ class CollectionCatalog:
         return collection
 
     def attach(self, tenant: str, name: str) -> Collection:
-        """Open the collection directory of (tenant, name) and add it; AlreadyExists if open."""
+        """Open the collection directory of (tenant, name) and add it; AlreadyExists if open.
+
+        Only for a name held with `reserving` (a restore), so nothing else opens, creates or
+        drops it meanwhile; the directory is opened outside the catalog lock.
+        """
         directory = self.directory_for(tenant, name)
         with self._lock:
+            if (tenant, name) not in self._reserved:
+                raise RuntimeError(f"attach({tenant!r}, {name!r}) outside reserving()")
             if (tenant, name) in self._collections:
                 raise AlreadyExists(f"collection {name!r} already exists")
-            collection = Collection.open(name, directory, None, device=self.device)
+        collection = Collection.open(name, directory, None, device=self.device)
+        with self._lock:
             self._collections[(tenant, name)] = collection
         return collection
 

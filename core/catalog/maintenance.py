@@ -22,7 +22,6 @@ from core.catalog.snapshot import (
     stage_restore,
     take_snapshot,
 )
-from core.errors import AlreadyExists, LimitExceeded
 
 logger = logging.getLogger(__name__)
 
@@ -69,28 +68,17 @@ class CollectionMaintenance:
         validate_collection_name(target, "target_collection")
         root = self.snapshots_root(tenant, name)
         in_place = target == name
-        if in_place:
-            self._catalog.get(tenant, name)  # NotFound before copying anything
-        elif target in self._catalog.names(tenant):
-            raise AlreadyExists(
-                f"collection {target!r} already exists; restore into a new name or into "
-                f"{name!r} itself"
-            )
-        elif len(self._catalog.names(tenant)) >= self._catalog.max_collections_per_tenant:
-            raise LimitExceeded(
-                "the tenant is at its collection limit (limits.max_collections_per_tenant); "
-                "drop a collection or restore in place"
-            )
-        directory = self._catalog.directory_for(tenant, target)
-        staged = stage_restore(root, snapshot_id, directory)
-        if in_place:
-            self._catalog.detach(tenant, target).close()  # waits for a running write batch
-        try:
-            commit_restore(staged, directory)
-        except BaseException:
-            if in_place:  # the old directory is untouched: serve it again
-                self._catalog.attach(tenant, target)
-            raise
-        restored = self._catalog.attach(tenant, target)
+        with self._catalog.reserving(tenant, target, existing=in_place):
+            directory = self._catalog.directory_for(tenant, target)
+            staged = stage_restore(root, snapshot_id, directory)
+            if in_place:
+                self._catalog.detach(tenant, target).close()  # waits for a running write batch
+            try:
+                commit_restore(staged, directory)
+            except BaseException:
+                if in_place:  # the old directory is untouched: serve it again
+                    self._catalog.attach(tenant, target)
+                raise
+            restored = self._catalog.attach(tenant, target)
         logger.info("restored %s/%s from snapshot %s of %s", tenant, target, snapshot_id, name)
         return restored

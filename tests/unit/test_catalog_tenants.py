@@ -8,7 +8,7 @@ import pytest
 
 from core.catalog.catalog import CollectionCatalog
 from core.catalog.collection_config import CollectionConfig
-from core.errors import AlreadyExists, LimitExceeded, NotFound
+from core.errors import AlreadyExists, Conflict, LimitExceeded, NotFound
 
 CONFIG = CollectionConfig(embedding_model="test", embedding_dim=4)
 
@@ -53,3 +53,43 @@ def test_a_data_directory_from_before_tenants_moves_under_the_default_tenant(
     assert migrated.names("default") == ["docs"]
     assert not (tmp_path / "collections").exists()
     migrated.close()
+
+
+def test_a_reserved_name_counts_toward_the_limit_and_blocks_other_writers(tmp_path: Path) -> None:
+    catalog = CollectionCatalog(tmp_path, max_collections_per_tenant=2)
+    catalog.open_all()
+    catalog.create("acme", "docs", CONFIG)
+    with catalog.reserving("acme", "restored", existing=False):
+        # the restore's new name holds the second slot: no third collection, no second restore
+        with pytest.raises(LimitExceeded):
+            catalog.create("acme", "other", CONFIG)
+        with pytest.raises(LimitExceeded), catalog.reserving("acme", "more", existing=False):
+            pass
+        with pytest.raises(Conflict, match="a restore into collection 'restored' is in progress"):
+            catalog.create("acme", "restored", CONFIG)
+        with pytest.raises(Conflict), catalog.reserving("acme", "restored", existing=False):
+            pass
+        # what a restore's commit leaves: a collection directory under the reserved name
+        staged = CollectionCatalog(tmp_path / "stage")
+        staged.open_all()
+        staged.create("acme", "restored", CONFIG).close()
+        (tmp_path / "stage" / "tenants" / "acme" / "restored").rename(
+            tmp_path / "tenants" / "acme" / "restored"
+        )
+        catalog.attach("acme", "restored")
+    assert catalog.names("acme") == ["docs", "restored"]
+    with pytest.raises(LimitExceeded):
+        catalog.create("acme", "third", CONFIG)
+    with pytest.raises(AlreadyExists), catalog.reserving("acme", "docs", existing=False):
+        pass
+    with pytest.raises(NotFound), catalog.reserving("acme", "missing", existing=True):
+        pass
+    with pytest.raises(RuntimeError, match="outside reserving"):
+        catalog.attach("acme", "docs")
+    with catalog.reserving("acme", "docs", existing=True):
+        with pytest.raises(Conflict):
+            catalog.drop("acme", "docs")
+        with pytest.raises(AlreadyExists):
+            catalog.attach("acme", "docs")
+    assert catalog.drop("acme", "docs") == 0
+    catalog.close()
