@@ -51,6 +51,7 @@ class SqliteStore:
         self._connection = connection
         self._path = path
         self._lock = threading.RLock()
+        self._edge_count: tuple[int, int] | None = None  # (sequence, edges), under _lock
 
     @classmethod
     def open(cls, path: Path) -> SqliteStore:
@@ -274,9 +275,16 @@ class SqliteStore:
             return link_graph.edges_from(self._connection, row_ids)
 
     def edge_count(self) -> int:
-        """The number of link-graph edges between live chunks (links, next and prev)."""
+        """The number of link-graph edges between live chunks (links, next and prev).
+
+        Counting resolves every stored link, so the count is kept with the sequence it was taken
+        at and only recounted after a write (Stats polled in a loop costs one lookup).
+        """
         with self._lock:
-            return link_graph.edge_count(self._connection)
+            sequence = _sequence(self._connection)
+            if self._edge_count is None or self._edge_count[0] != sequence:
+                self._edge_count = (sequence, link_graph.edge_count(self._connection))
+            return self._edge_count[1]
 
     def counts(self) -> tuple[int, int]:
         """(number of documents, number of live chunks)."""

@@ -138,6 +138,7 @@ def test_deleting_a_document_removes_its_edges_both_ways(
     assert store.edge_count() == count_before - 3
     ingest(OS)
     assert len(store.edges_from([delete_question])[delete_question]) == 2
+    assert store.edge_count() == count_before  # the count kept per sequence follows every write
 
 
 def test_consecutive_chunks_of_a_section_are_next_and_prev(
