@@ -22,11 +22,6 @@ class Authenticator:
     def __init__(self, keys: KeyRing | None) -> None:
         self._keys = keys
 
-    @property
-    def enabled(self) -> bool:
-        """Whether keys are required."""
-        return self._keys is not None
-
     def authenticate(self, metadata: Iterable[tuple[str, Any]] | None) -> Principal:
         """The caller's principal; Unauthenticated when a key is required and missing or unknown."""
         if self._keys is None:

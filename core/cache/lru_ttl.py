@@ -62,16 +62,6 @@ class LruTtlMap(Generic[K, V]):
         self._evictions = 0
         self._expirations = 0
 
-    @property
-    def max_entries(self) -> int:
-        """Capacity in entries."""
-        return self._max_entries
-
-    @property
-    def ttl_s(self) -> float:
-        """Lifetime of an entry in seconds."""
-        return self._ttl_s
-
     def get(self, key: K, accept: Callable[[V], bool] | None = None) -> V | None:
         """The live value under `key`, or None (a miss).
 

@@ -55,11 +55,6 @@ class QueryEmbeddingCache:
         self.max_tokens = inner.max_tokens
         self.device = inner.device
 
-    @property
-    def inner(self) -> Embedder:
-        """The wrapped embedder."""
-        return self._inner
-
     def embed_documents(self, texts: Sequence[str]) -> FloatArray:
         """Embeddings of passages, straight from the inner embedder (never cached)."""
         return self._inner.embed_documents(texts)

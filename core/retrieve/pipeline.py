@@ -73,11 +73,6 @@ class RetrievalPipeline:
         self._reranker = reranker
         self._memory = memory or MemoryOptions()
 
-    @property
-    def cache(self) -> RetrievalCache[RetrievalResult] | None:
-        """The retrieval cache (None when caching is off)."""
-        return self._cache
-
     def retrieve(self, request: RetrievalRequest) -> RetrievalResult:
         """Run every stage for one request (or answer it from the cache)."""
         collection = self._catalog.get(request.tenant, request.collection)
