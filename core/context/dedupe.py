@@ -46,9 +46,8 @@ def shingles(text: str) -> Shingles:
         return Shingles(frozenset(), text.strip())
     if len(words) < SHINGLE_WORDS:
         return Shingles(frozenset({tuple(words)}), "")
-    grams = frozenset(
-        tuple(words[i : i + SHINGLE_WORDS]) for i in range(len(words) - SHINGLE_WORDS + 1)
-    )
+    # zip over shifted views builds each run as a tuple in C (no slice per position)
+    grams = frozenset(zip(*(words[i:] for i in range(SHINGLE_WORDS)), strict=False))
     return Shingles(grams, "")
 
 
