@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from enum import Enum, IntEnum
 
 
@@ -150,3 +150,8 @@ class Edge:
     target_row_id: int
     kind: EdgeKind
     weight: float
+
+
+def renumbered(hits: Iterable[Hit]) -> list[Hit]:
+    """`hits` in the order given with ranks 1..n (hits already at their rank are kept as is)."""
+    return [h if h.rank == r else replace(h, rank=r) for r, h in enumerate(hits, start=1)]

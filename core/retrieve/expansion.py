@@ -29,9 +29,9 @@ How it works, for a policy that is enabled:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from core.models import Chunk, Hit, StageScores
+from core.models import Chunk, Hit, StageScores, renumbered
 from core.retrieve.expansion_policy import ExpansionPolicy
 from core.retrieve.expansion_search import GraphWalker, LoadChunks, Neighbours, Reach
 from core.retrieve.expansion_strategies import document_factor
@@ -85,7 +85,7 @@ def expand(
     for hit, chosen in zip(hits, picks, strict=True):
         merged.append(hit)
         merged.extend(_expanded_hit(hit, pick) for pick in chosen)
-    return [h if h.rank == r else replace(h, rank=r) for r, h in enumerate(merged, start=1)]
+    return renumbered(merged)
 
 
 def _expanded_hit(origin: Hit, pick: _Pick) -> Hit:

@@ -11,14 +11,14 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from core.catalog.collection import Collection
 from core.memory.hits import memory_hits, merge_memories
-from core.models import Chunk, Hit
+from core.models import Chunk, Hit, renumbered
 from core.retrieve.expansion import expand
 from core.retrieve.request import RetrievalRequest
 from core.retrieve.rerank import Reranker, apply_rerank, run_reranker
@@ -96,7 +96,7 @@ def with_expansion(
         merged.append(hit)
         if hit.chunk.row_id > 0:
             merged.extend(linked.get(hit.chunk.chunk_id, ()))
-    return _renumbered(merged)
+    return renumbered(merged)
 
 
 def with_rerank(
@@ -113,7 +113,3 @@ def with_rerank(
     outcome = run_reranker(reranker, request.query, [h.chunk.text for h in hits[:window]])
     reranked = apply_rerank(hits, outcome.scores, window)
     return reranked, [outcome.warning] if outcome.warning else []
-
-
-def _renumbered(hits: Sequence[Hit]) -> list[Hit]:
-    return [h if h.rank == r else replace(h, rank=r) for r, h in enumerate(hits, start=1)]

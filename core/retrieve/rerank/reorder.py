@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from core.errors import InvalidArgument
-from core.models import Hit
+from core.models import Hit, renumbered
 
 __all__ = ["apply_rerank"]
 
@@ -35,5 +35,4 @@ def apply_rerank(hits: Sequence[Hit], scores: Sequence[float], depth: int) -> li
             raise ValueError(f"rerank score {index} is not finite: {value}")
     order = sorted(range(head_size), key=lambda i: -values[i])
     head = [replace(hits[i], scores=replace(hits[i].scores, rerank=values[i])) for i in order]
-    ranked = head + list(hits[head_size:])
-    return [h if h.rank == r else replace(h, rank=r) for r, h in enumerate(ranked, start=1)]
+    return renumbered(head + list(hits[head_size:]))
