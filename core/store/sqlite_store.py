@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -37,6 +38,10 @@ EMBEDDING_DIM_KEY = "embedding_dim"
 """Meta key that, once set, pins the width every stored embedding must have."""
 
 _ID_BATCH = 500  # bound on bound parameters per `IN (...)` query
+CHUNK_CACHE_SIZE = 4096
+"""Decoded chunks kept per store. A row never changes once written (an upsert deletes the old
+rows and inserts new ids; AUTOINCREMENT never reuses one), so an entry stays right until its row
+is deleted, and deletes evict it in the same locked transaction."""
 
 
 class SqliteStore:
@@ -52,6 +57,7 @@ class SqliteStore:
         self._path = path
         self._lock = threading.RLock()
         self._edge_count: tuple[int, int] | None = None  # (sequence, edges), under _lock
+        self._chunks: OrderedDict[int, Chunk] = OrderedDict()  # LRU by row id, under _lock
 
     @classmethod
     def open(cls, path: Path) -> SqliteStore:
@@ -118,6 +124,7 @@ class SqliteStore:
             raise ValueError(f"risk has {len(risks)} entries for {len(chunks)} chunks")
         with self._transaction() as db:
             removed = writes.delete_chunks(db, document.document_id)
+            self._forget_chunks(removed)
             seq = writes.append_change(db, "upsert", document.document_id)
             writes.write_document(db, document, content_hash, len(chunks), seq)
             added = [
@@ -146,6 +153,7 @@ class SqliteStore:
                     not_found.append(document_id)
                     continue
                 removed = writes.delete_chunks(db, document_id)
+                self._forget_chunks(removed)
                 db.execute("DELETE FROM documents WHERE document_id = ?", (document_id,))
                 seq = writes.append_change(db, "delete", document_id)
                 writes.finish_change(db, seq, [], removed)
@@ -208,9 +216,34 @@ class SqliteStore:
         return schema.document_from_rows(doc, rows)
 
     def get_chunks(self, row_ids: Sequence[int]) -> dict[int, Chunk]:
-        """Live chunks by row id (with their document's title and metadata); unknown ids absent."""
-        rows = self._rows_by_id(schema.CHUNK_SELECT + " WHERE c.row_id IN ({})", row_ids)
-        return {int(row[0]): schema.chunk_from_row(row) for row in rows}
+        """Live chunks by row id (with their document's title and metadata); unknown ids absent.
+
+        Recently read chunks come from an LRU of CHUNK_CACHE_SIZE decoded chunks (the query path
+        reads the same popular chunks again and again); the rest from one query.
+        """
+        found: dict[int, Chunk] = {}
+        missing: list[int] = []
+        with self._lock:
+            for row_id in dict.fromkeys(int(i) for i in row_ids):
+                chunk = self._chunks.get(row_id)
+                if chunk is None:
+                    missing.append(row_id)
+                else:
+                    self._chunks.move_to_end(row_id)
+                    found[row_id] = chunk
+            if missing:
+                rows = self._rows_by_id(schema.CHUNK_SELECT + " WHERE c.row_id IN ({})", missing)
+                for row in rows:
+                    chunk = schema.chunk_from_row(row)
+                    found[chunk.row_id] = self._chunks[chunk.row_id] = chunk
+                while len(self._chunks) > CHUNK_CACHE_SIZE:
+                    self._chunks.popitem(last=False)
+        return found
+
+    def _forget_chunks(self, row_ids: Sequence[int]) -> None:
+        """Drop deleted rows from the chunk cache (under `_lock`, inside the deleting write)."""
+        for row_id in row_ids:
+            self._chunks.pop(row_id, None)
 
     def get_vectors(self, row_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """Embeddings of the live chunks among `row_ids` by ascending row id.

@@ -273,3 +273,26 @@ def test_concurrent_writers_are_serialised(store: SqliteStore) -> None:
         thread.join()
     assert store.sequence() == 40 and store.counts() == (40, 80)
     assert [c.seq for c in store.changes_since(0)] == list(range(1, 41))
+
+
+def test_cached_chunks_never_outlive_their_rows(
+    store: SqliteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("core.store.sqlite_store.CHUNK_CACHE_SIZE", 3)
+    first = put(store, "guide", 2)
+    other = put(store, "other", 2)
+    assert sorted(store.get_chunks([*first, *other])) == [*first, *other]  # cached (3 kept)
+    document = make_document("guide", "v2", team="new")
+    replaced = store.upsert_document(document, "h2", drafts(2, "new"), vectors(2)).added_row_ids
+    again = store.get_chunks([*first, *replaced])
+    assert sorted(again) == list(replaced)  # the replaced rows are gone, not served from memory
+    assert {c.text for c in again.values()} == {"new 0", "new 1"}
+    assert all(c.metadata == {"team": "new"} for c in again.values())
+    store.delete_documents(["other"])
+    assert store.get_chunks(other) == {}
+    # a fresh read of the same rows decodes to equal chunks
+    cached = store.get_chunks(replaced)
+    reopened = SqliteStore.open(store.path)
+    assert reopened.get_chunks(replaced) == cached
+    reopened.close()
+    assert len(store._chunks) <= 3
