@@ -230,7 +230,8 @@ def write(report: dict[str, object]) -> None:
         f"{report['sections']} sections ({report['chunks']} chunks), {report['queries']} queries, "
         "the real pipeline on CPU with no retrieval or query-embedding cache (FAISS flat, "
         "Tantivy). `embed` is the model on CPU; on a GPU server it is ~3 ms and the other stages "
-        "are what keeps the GPU waiting. Context assembly: *first sight* counts with a plain "
+        "are what keeps the GPU waiting. Dense runs first, so hybrid meets the store's chunk "
+        "cache warmed by the same queries. Context assembly: *first sight* counts with a plain "
         "tokenizer and no cache (chunks never seen before), *cache warm* with the embedder's "
         "token-count LRU after a pass over the same hits.\n\n" + table + "\n"
     )
