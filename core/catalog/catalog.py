@@ -6,8 +6,8 @@ Every lookup is by (tenant, name): a tenant can never reach, list or count anoth
 
 A restore claims its target name with `reserving` for as long as it copies and swaps files: the
 name then counts toward the tenant's limit, and creates, drops or other restores of that name
-are refused until it is done. Collections are opened outside the catalog lock, so a slow open
-(replaying a large index) never stalls lookups of other collections.
+are refused until it is done. The restored collection is opened outside the catalog lock, so a
+slow open (replaying a large index) never stalls lookups of other collections.
 """
 
 from __future__ import annotations
