@@ -39,6 +39,7 @@ class TimedEmbedder:
         self._inner = inner
         self._clock = clock
         self.model_name = inner.model_name
+        self.additive_token_counts = inner.additive_token_counts
         self.dimension = inner.dimension
         self.max_tokens = inner.max_tokens
         self.device = inner.device

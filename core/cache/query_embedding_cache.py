@@ -20,7 +20,6 @@ import torch
 from core.cache.fingerprint import cache_text_key
 from core.cache.lru_ttl import CacheStats, Clock, LruTtlMap
 from core.embed.protocol import Embedder, TensorQueryEmbedder
-from core.embed.token_additivity import additive_token_counts
 
 FloatArray = npt.NDArray[np.float32]
 Vector = FloatArray | torch.Tensor
@@ -50,7 +49,7 @@ class QueryEmbeddingCache:
         self._normalize = normalize
         self._map: LruTtlMap[str, Vector] = LruTtlMap(max_entries, ttl_s, clock)
         self.model_name = inner.model_name
-        self.additive_token_counts = additive_token_counts(inner)
+        self.additive_token_counts = inner.additive_token_counts
         self.dimension = inner.dimension
         self.max_tokens = inner.max_tokens
         self.device = inner.device

@@ -16,7 +16,6 @@ import numpy as np
 import numpy.typing as npt
 
 from core.embed.protocol import Embedder
-from core.embed.token_additivity import additive_token_counts
 
 
 class CachedEmbedder:
@@ -25,7 +24,7 @@ class CachedEmbedder:
     def __init__(self, inner: Embedder, path: Path) -> None:
         self._inner = inner
         self.model_name = inner.model_name
-        self.additive_token_counts = additive_token_counts(inner)
+        self.additive_token_counts = inner.additive_token_counts
         self.dimension = inner.dimension
         self.max_tokens = inner.max_tokens
         self.device = inner.device

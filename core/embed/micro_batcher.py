@@ -28,7 +28,6 @@ import numpy.typing as npt
 import torch
 
 from core.embed.protocol import Embedder, TensorQueryEmbedder
-from core.embed.token_additivity import additive_token_counts
 from core.errors import DeadlineExceeded, Overloaded
 
 logger = logging.getLogger(__name__)
@@ -85,7 +84,7 @@ class MicroBatchingEmbedder:
         self._inner = inner
         self._tensor_inner = inner if isinstance(inner, TensorQueryEmbedder) else None
         self.model_name = inner.model_name
-        self.additive_token_counts = additive_token_counts(inner)
+        self.additive_token_counts = inner.additive_token_counts
         self.dimension = inner.dimension
         self.max_tokens = inner.max_tokens
         self.device = inner.device

@@ -24,6 +24,9 @@ class Embedder(Protocol):
     """Tokens of content (special tokens excluded) the model reads per text; more is truncated."""
     device: str
     """Torch device the model runs on, for example "cpu" or "cuda:0"."""
+    additive_token_counts: bool
+    """Whether `count_tokens(a + whitespace + b) == count_tokens(a) + count_tokens(b)` provably
+    holds (see core.embed.token_additivity); context assembly then sums sizes."""
 
     def embed_documents(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Embeddings of passages to index: float32, (len(texts), dimension), L2-normalised."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["additive_token_counts", "whitespace_additive"]
+__all__ = ["whitespace_additive"]
 
 _SPLITTING_PRE_TOKENIZERS = frozenset({"BertPreTokenizer", "Whitespace", "WhitespaceSplit"})
 _PER_CHARACTER_NORMALIZERS = frozenset(
@@ -31,8 +31,3 @@ def whitespace_additive(tokenizer: Any) -> bool:
     if pre_tokenizer is None or type(pre_tokenizer).__name__ not in _SPLITTING_PRE_TOKENIZERS:
         return False
     return normalizer is None or type(normalizer).__name__ in _PER_CHARACTER_NORMALIZERS
-
-
-def additive_token_counts(embedder: object) -> bool:
-    """An embedder's `additive_token_counts` attribute; False for one that does not declare it."""
-    return bool(getattr(embedder, "additive_token_counts", False))

@@ -22,7 +22,6 @@ from core.catalog.catalog import CollectionCatalog
 from core.catalog.collection import Collection
 from core.context.assembly import assemble_context
 from core.embed.protocol import Embedder, TensorQueryEmbedder
-from core.embed.token_additivity import additive_token_counts
 from core.errors import Overloaded
 from core.models import Chunk, Hit
 from core.retrieve.filters import risk_admits
@@ -72,6 +71,7 @@ class RetrievalPipeline:
         self._cache = cache
         self._reranker = reranker
         self._memory = memory or MemoryOptions()
+        self._additive = embedder.additive_token_counts
 
     def retrieve(self, request: RetrievalRequest) -> RetrievalResult:
         """Run every stage for one request (or answer it from the cache)."""
@@ -95,8 +95,7 @@ class RetrievalPipeline:
             return results[0]
         collection = self._catalog.get(request.tenant, request.collection)
         stored = self._counts_match(collection)
-        additive = additive_token_counts(self._embedder)
-        return fuse_results(results, request, self._embedder.count_tokens, stored, additive)
+        return fuse_results(results, request, self._embedder.count_tokens, stored, self._additive)
 
     def _counts_match(self, collection: Collection) -> bool:
         """Whether the collection's stored chunk token counts came from this embedder's
@@ -144,7 +143,7 @@ class RetrievalPipeline:
                 self._embedder.count_tokens,
                 query=request.query,
                 stored_token_counts=self._counts_match(collection),
-                additive_counts=additive_token_counts(self._embedder),
+                additive_counts=self._additive,
             )
         if not hits:
             warnings.append(NOTHING_MATCHED)

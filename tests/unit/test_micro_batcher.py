@@ -33,6 +33,7 @@ class FakeEmbedder:
     """Deterministic vectors per text; records every batch; optionally waits on a gate."""
 
     model_name = "fake"
+    additive_token_counts = True  # count_tokens splits on whitespace
     dimension = 8
     max_tokens = 128
     device = "cpu"

@@ -28,6 +28,7 @@ class QueriesFail:
         self._inner = inner
         self._error = error
         self.model_name = inner.model_name
+        self.additive_token_counts = inner.additive_token_counts
         self.dimension = inner.dimension
 
     def embed_documents(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:

@@ -20,6 +20,7 @@ class CountingEmbedder:
     def __init__(self, inner: SentenceTransformerEmbedder) -> None:
         self.inner = inner
         self.model_name = inner.model_name
+        self.additive_token_counts = inner.additive_token_counts
         self.dimension = inner.dimension
         self.max_tokens = inner.max_tokens
         self.device = inner.device
