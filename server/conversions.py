@@ -5,7 +5,7 @@ from __future__ import annotations
 from core.answer.events import AnswerDelta, AnswerEvent, AnswerStarted
 from core.catalog.collection import Collection
 from core.catalog.snapshot import SnapshotInfo
-from core.context.assembly import AssembledContext, ContextBudget, ContextCitation
+from core.context.assembly import AssembledContext, ContextCitation
 from core.memory.records import DEFAULT_IMPORTANCE, MemoryDraft
 from core.models import Chunk, Document, Hit, SourceType, StageScores
 from core.retrieve.request import RetrievalResult
@@ -217,9 +217,10 @@ def document_to_proto(stored: StoredDocument) -> common.Document:
     )
 
 
-def answer_event_to_proto(event: AnswerEvent, budget: ContextBudget) -> rs.AnswerResponse:
-    """One answer-stream event; `budget` is the context budget the retrieval applied."""
+def answer_event_to_proto(event: AnswerEvent) -> rs.AnswerResponse:
+    """One answer-stream event."""
     if isinstance(event, AnswerStarted):
+        budget = event.budget
         retrieval = result_to_proto(event.retrieval, budget.max_tokens, budget.max_chars)
         return rs.AnswerResponse(
             started=rs.AnswerStarted(retrieval=retrieval, template=event.template)

@@ -1,10 +1,13 @@
-"""The one place a Generator is chosen from settings."""
+"""The one place a Generator, and the context window its prompts must fit, is chosen from
+settings."""
 
 from __future__ import annotations
 
 import logging
+import math
 from pathlib import Path
 
+from core.answer.context_window import ContextWindow
 from core.answer.protocol import Generator
 from core.embed.protocol import Embedder
 from server.settings import GeneratorKind, GeneratorSettings
@@ -37,10 +40,15 @@ def build_generator(settings: GeneratorSettings, embedder: Embedder) -> Generato
         )
         return OpenAIGenerator(config)
     if kind is GeneratorKind.LOCAL:
-        from core.answer.llama_cpp_generator import LlamaCppGenerator, LlamaCppGeneratorConfig
+        from core.answer.llama_cpp_generator import (
+            DEFAULT_N_CTX,
+            LlamaCppGenerator,
+            LlamaCppGeneratorConfig,
+        )
 
         local = LlamaCppGeneratorConfig(
             model_path=settings.local_model_path,
+            n_ctx=settings.context_window_tokens or DEFAULT_N_CTX,
             temperature=settings.temperature,
             max_tokens=settings.max_tokens,
         )
@@ -53,3 +61,42 @@ def build_generator(settings: GeneratorSettings, embedder: Embedder) -> Generato
 
     logger.info("generator: extractive (no language model configured)")
     return ExtractiveGenerator(embedder)
+
+
+def build_context_window(
+    settings: GeneratorSettings, generator: Generator, embedder: Embedder
+) -> ContextWindow | None:
+    """The window Answer prompts must fit: the local model's n_ctx, counted with its own
+    tokenizer; for openai the configured `context_window_tokens`, estimated from the embedding
+    model's count times `prompt_token_ratio` (None, and a warning, when it is unset); none for
+    the extractive generator, which reads no prompt."""
+    from core.answer.llama_cpp_generator import LlamaCppGenerator
+
+    if isinstance(generator, LlamaCppGenerator):
+        return ContextWindow(
+            tokens=generator.config.n_ctx,
+            output_tokens=settings.max_tokens,
+            count=generator.count_prompt_tokens,
+            counted_as=f"counted by the {generator.model} tokenizer",
+        )
+    if settings.resolved_kind() is not GeneratorKind.OPENAI:
+        return None
+    if not settings.context_window_tokens:
+        logger.warning(
+            "generator.context_window_tokens is not set: Answer prompts are not fitted to the "
+            "model's context window, and a prompt that overflows it fails upstream; set it to "
+            "the window the endpoint serves (llama.cpp's --n_ctx, vLLM's max_model_len)"
+        )
+        return None
+    ratio = settings.prompt_token_ratio
+
+    def estimate(prompt: str) -> int:
+        return math.ceil(ratio * embedder.count_tokens(prompt)) + 1  # + a BOS token
+
+    return ContextWindow(
+        tokens=settings.context_window_tokens,
+        output_tokens=settings.max_tokens,
+        count=estimate,
+        counted_as=f"estimated as {ratio:g} x the embedding model's tokens",
+        budget_per_token=1 / ratio,
+    )

@@ -72,7 +72,7 @@ class RetrievalServicer:
         stream = runtime.answers.answer(domain)
         try:
             async for event in stream:
-                yield answer_event_to_proto(event, domain.retrieval.budget)
+                yield answer_event_to_proto(event)
         finally:
             await stream.aclose()
 

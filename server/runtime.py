@@ -27,7 +27,7 @@ from core.models import Document, SourceType
 from core.retrieve.pipeline import RetrievalPipeline
 from core.retrieve.post_fusion import MemoryOptions
 from core.retrieve.request import RetrievalResult
-from server.generator_factory import build_generator
+from server.generator_factory import build_context_window, build_generator
 from server.reranker_factory import build_reranker
 from server.settings import Settings
 
@@ -115,7 +115,10 @@ class Runtime:
             reranker=build_reranker(self.settings.rerank, generator, loop),
             memory=MemoryOptions(memory.decay_rate_per_hour, memory.weight, memory.min_relevance),
         )
-        self._answers = AnswerService(lambda: self.pipeline, generator, self.prompts, self.executor)
+        window = build_context_window(self.settings.generator, generator, self._embedder)
+        self._answers = AnswerService(
+            lambda: self.pipeline, generator, self.prompts, self.executor, window
+        )
         self.catalog.open_all()
         if self.settings.storage.seed_demo_corpus:
             self._seed_demo()

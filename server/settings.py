@@ -22,6 +22,7 @@ from core.retrieve.modes import RetrievalMode
 
 ENV_PREFIX = "GROUNDWIRE_"
 MIB = 1024 * 1024
+MAX_CONTEXT_WINDOW_TOKENS = 10_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +176,12 @@ class GeneratorSettings:
     max_retries: int = 2
     local_model_path: str = ""
     prompts_dir: str = ""
+    # The model's context window, prompt and answer together, in its own tokens; Answer fits its
+    # prompt into it. 0: the local generator's 2048, and no fitting for openai (set it there).
+    context_window_tokens: int = 0
+    # openai generator: prompt tokens are estimated as this many times the embedding model's count
+    # (Gemma 3 on python-faq sections: 0.96 on average, 1.29 at the 99th percentile).
+    prompt_token_ratio: float = 1.2
 
     def resolved_kind(self) -> GeneratorKind:
         """AUTO resolved: openai with a base_url, extractive without."""
@@ -417,6 +424,23 @@ def validate_settings(settings: Settings) -> None:
         (1 <= generator.max_tokens <= 8192, "generator.max_tokens", "must be between 1 and 8192"),
         (generator.timeout_s > 0, "generator.timeout_s", "must be > 0"),
         (generator.max_retries >= 0, "generator.max_retries", "must be >= 0"),
+        (
+            generator.context_window_tokens == 0
+            or 64 <= generator.context_window_tokens <= MAX_CONTEXT_WINDOW_TOKENS,
+            "generator.context_window_tokens",
+            f"must be 0 (unset) or between 64 and {MAX_CONTEXT_WINDOW_TOKENS}",
+        ),
+        (
+            generator.context_window_tokens == 0
+            or generator.max_tokens < generator.context_window_tokens,
+            "generator.max_tokens",
+            "must be less than generator.context_window_tokens, to leave room for the prompt",
+        ),
+        (
+            0.25 <= generator.prompt_token_ratio <= 4,
+            "generator.prompt_token_ratio",
+            "must be between 0.25 and 4",
+        ),
     ]
     for ok, name, fix in checks:
         if not ok:

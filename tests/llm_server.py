@@ -133,6 +133,22 @@ QA_PROMPT = (
 STORY_PROMPT = "Once upon a time, in a small village by the sea, there lived"
 
 
+def garden_guides(plants: int = 12, sentences: int = 12) -> list[tuple[str, str]]:
+    """(document_id, Markdown) pairs, each about 300 tokens: together far more context than a
+    2,048-token model window holds beside a prompt template and an answer."""
+    names = ["tomato", "basil", "lettuce", "pepper", "bean", "carrot", "onion", "squash"]
+    names += ["pea", "kale", "leek", "radish"]
+    guides = []
+    for name in names[:plants]:
+        body = " ".join(
+            f"The {name} bed is watered every {day} days and fed with compost number {day * 3}, "
+            f"which keeps the {name} plants growing well through the season."
+            for day in range(1, sentences + 1)
+        )
+        guides.append((f"{name}.md", f"# Growing {name}\n\n{body}\n"))
+    return guides
+
+
 def packaged_gguf_or_skip() -> Path:
     """The packaged Gemma GGUF; skips the calling test when the 'local' extra is not installed."""
     import pytest

@@ -1,4 +1,9 @@
-"""Answer: retrieve, choose a template, render the prompt, stream the generator, check citations."""
+"""Answer: retrieve, choose a template, render the prompt, stream the generator, check citations.
+
+With a `ContextWindow` the prompt is fitted to the generator: the retrieval budget is capped by the
+room the template, question and answer length leave, and lowered again (a new retrieval) while
+the rendered prompt, counted as the generator counts it, does not fit (`context_window`).
+"""
 
 from __future__ import annotations
 
@@ -6,9 +11,19 @@ import asyncio
 import time
 from collections.abc import AsyncGenerator, Callable
 from concurrent.futures import Executor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from core.answer.citation_check import check_citations
+from core.answer.context_window import (
+    MAX_FIT_ATTEMPTS,
+    MIN_CONTEXT_TOKENS,
+    ContextWindow,
+    budget_lowered_warning,
+    first_budget,
+    no_fit_error,
+    no_room_error,
+    smaller_budget,
+)
 from core.answer.events import AnswerDelta, AnswerEvent, AnswerStarted, AnswerSummary
 from core.answer.prompts import PromptLibrary
 from core.answer.protocol import (
@@ -20,7 +35,8 @@ from core.answer.protocol import (
     TextDelta,
 )
 from core.answer.query_rewrite import rewrite_query
-from core.answer.template_selection import select_template
+from core.answer.template_selection import CODE_TEMPLATE, DEFAULT_TEMPLATE, select_template
+from core.context.budget import ContextBudget
 from core.models import Hit
 from core.retrieve.pipeline import RetrievalPipeline
 from core.retrieve.request import RetrievalRequest, RetrievalResult
@@ -36,6 +52,16 @@ class AnswerRequest:
     rewrite: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class _Grounding:
+    """The retrieval an answer rests on, the template chosen and the prompt rendered from them."""
+
+    result: RetrievalResult
+    template: str
+    prompt: str
+    budget: ContextBudget  # the budget the retrieval applied (lowered to fit a context window)
+
+
 class AnswerService:
     """Streams grounded answers. Closing the stream stops generation upstream."""
 
@@ -45,11 +71,14 @@ class AnswerService:
         generator: Generator,
         prompts: PromptLibrary,
         executor: Executor,
+        window: ContextWindow | None = None,
     ) -> None:
+        """`window`: the generator's context window, when it has one that prompts must fit."""
         self._pipeline = pipeline
         self._generator = generator
         self._prompts = prompts
         self._executor = executor
+        self._window = window
 
     @property
     def generator(self) -> Generator:
@@ -62,15 +91,14 @@ class AnswerService:
         queries = (
             await rewrite_query(self._generator, request.retrieval.query) if request.rewrite else ()
         )
-        result = await self._retrieve(request.retrieval, queries)
+        loop = asyncio.get_running_loop()
+        grounding = await loop.run_in_executor(self._executor, self._ground, request, queries)
+        result = grounding.result
         retrieval_ms = _ms(started)
         included = _included_hits(result)
-        template = select_template(
-            request.template, [h.chunk.has_code for h in included], self._prompts.names()
-        )
-        yield AnswerStarted(result, template)
+        yield AnswerStarted(result, grounding.template, grounding.budget)
         generation = GenerationRequest(
-            prompt=self._prompts.render(template, request.retrieval.query, result.context.text),
+            prompt=grounding.prompt,
             query=request.retrieval.query,
             passages=tuple(
                 ContextPassage(c.tag, h.chunk.text, h.chunk.section_path)
@@ -110,16 +138,68 @@ class AnswerService:
             text=text,
         )
 
-    async def _retrieve(
-        self, request: RetrievalRequest, queries: tuple[str, ...]
-    ) -> RetrievalResult:
+    def _ground(self, request: AnswerRequest, queries: tuple[str, ...]) -> _Grounding:
+        """Worker thread: retrieve, choose the template and render the prompt, fitted to the
+        context window when there is one."""
+        if self._window is None:
+            result = self._retrieve(request.retrieval, queries)
+            return self._render(request, result, request.retrieval.budget)
+        return self._ground_fitted(request, queries, self._window)
+
+    def _ground_fitted(
+        self, request: AnswerRequest, queries: tuple[str, ...], window: ContextWindow
+    ) -> _Grounding:
+        """`_ground` with the budget capped, then lowered, until the prompt fits `window`."""
+        query = request.retrieval.query
+        output = request.params.max_tokens or window.output_tokens
+        fixed = {
+            name: window.count(self._prompts.render(name, query, ""))
+            for name in self._template_candidates(request)
+        }
+        widest = max(fixed.values())
+        if window.room(widest, output) < MIN_CONTEXT_TOKENS:
+            raise no_room_error(window, widest, output)
+        requested = request.retrieval.budget
+        budget = tried = first_budget(requested, window.room(widest, output), window)
+        for _ in range(MAX_FIT_ATTEMPTS):
+            result = self._retrieve(replace(request.retrieval, budget=budget), queries)
+            grounding = self._render(request, result, budget)
+            prompt_tokens = window.count(grounding.prompt)
+            if prompt_tokens + output <= window.tokens:
+                if budget == requested:
+                    return grounding
+                if result.hits and not result.context.citations:
+                    raise no_fit_error(window, budget)  # not even a cut passage fits
+                warning = budget_lowered_warning(requested, budget, window, output)
+                fitted = replace(result, warnings=(*result.warnings, warning))
+                return replace(grounding, result=fitted)
+            template_tokens = fixed.get(grounding.template, widest)
+            room = window.room(template_tokens, output)
+            tried, budget = budget, smaller_budget(budget, prompt_tokens - template_tokens, room)
+        raise no_fit_error(window, tried)
+
+    def _template_candidates(self, request: AnswerRequest) -> tuple[str, ...]:
+        """Templates `select_template` may pick for this request."""
+        if request.template:
+            return (request.template,)
+        names = self._prompts.names()
+        return tuple(name for name in (DEFAULT_TEMPLATE, CODE_TEMPLATE) if name in names)
+
+    def _render(
+        self, request: AnswerRequest, result: RetrievalResult, budget: ContextBudget
+    ) -> _Grounding:
+        included = _included_hits(result)
+        template = select_template(
+            request.template, [h.chunk.has_code for h in included], self._prompts.names()
+        )
+        prompt = self._prompts.render(template, request.retrieval.query, result.context.text)
+        return _Grounding(result, template, prompt, budget)
+
+    def _retrieve(self, request: RetrievalRequest, queries: tuple[str, ...]) -> RetrievalResult:
         pipeline = self._pipeline()
-        loop = asyncio.get_running_loop()
         if len(queries) > 1:
-            return await loop.run_in_executor(
-                self._executor, pipeline.retrieve_many, request, queries
-            )
-        return await loop.run_in_executor(self._executor, pipeline.retrieve, request)
+            return pipeline.retrieve_many(request, queries)
+        return pipeline.retrieve(request)
 
 
 def _included_hits(result: RetrievalResult) -> list[Hit]:

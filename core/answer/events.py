@@ -4,16 +4,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.context.budget import ContextBudget
 from core.context.citations import ContextCitation
 from core.retrieve.request import RetrievalResult
 
 
 @dataclass(frozen=True, slots=True)
 class AnswerStarted:
-    """First event: the retrieval the answer is grounded in, and the template chosen."""
+    """First event: the retrieval the answer is grounded in, the template chosen and the context
+    budget the retrieval applied (lower than requested when the prompt had to fit a context
+    window; the retrieval's warnings then say so)."""
 
     retrieval: RetrievalResult
     template: str
+    budget: ContextBudget
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from core.errors import InvalidArgument, UpstreamFailure
 
 log = logging.getLogger(__name__)
 
+DEFAULT_N_CTX = 2048
 # A base model keeps writing the next "Question:" block unless told to stop.
 DEFAULT_STOPS = ("\n\nQuestion:", "\n\nContext:", "<eos>", "<end_of_turn>")
 _MISSING_EXTRA = "the local generator needs the 'local' extra: pip install 'groundwire[local]'"
@@ -30,7 +31,7 @@ class LlamaCppGeneratorConfig:
     """Which GGUF to load and how; requests may override the sampling defaults."""
 
     model_path: str = ""  # "" means the packaged Gemma 3 270M
-    n_ctx: int = 2048  # context window in tokens (prompt + answer)
+    n_ctx: int = DEFAULT_N_CTX  # context window in tokens (prompt + answer)
     n_threads: int = 0  # 0 lets llama.cpp choose
     temperature: float = 0.2
     max_tokens: int = 256
@@ -159,6 +160,12 @@ class LlamaCppGenerator:
             getattr(chunks, "close", lambda: None)()  # ends llama.cpp's generator loop
         prompt_tokens = self._count(request.prompt, special=True)
         return GenerationFinished(finish_reason, prompt_tokens, self._count(text))
+
+    def count_prompt_tokens(self, prompt: str) -> int:
+        """Tokens `prompt` takes in the model's context window (its BOS token included).
+
+        Tokenizing reads only the model's vocabulary, so it runs beside a generation."""
+        return self._count(prompt, special=True)
 
     def _count(self, text: str, special: bool = False) -> int:
         """Tokens in `text` (with the BOS token when `special`)."""

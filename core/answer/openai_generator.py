@@ -20,9 +20,15 @@ from core.answer.openai_errors import (
     upstream_reason,
 )
 from core.answer.protocol import GenerationEvent, GenerationFinished, GenerationRequest, TextDelta
-from core.errors import InvalidArgument
+from core.errors import InvalidArgument, UpstreamFailure
 
 log = logging.getLogger(__name__)
+
+EMPTY_STREAM_HINT = (
+    "servers such as llama.cpp's close the stream this way when the prompt does not fit the "
+    "model's context window; set generator.context_window_tokens to the window the endpoint "
+    "serves so prompts are fitted to it"
+)
 
 _Upstream = openai.AsyncStream[Completion] | openai.AsyncStream[ChatCompletionChunk]
 
@@ -107,6 +113,11 @@ class OpenAIGenerator:
                 finish_reason = piece.finish_reason or finish_reason
                 usage = piece.usage or usage
                 piece = await self._next(upstream, streaming=True)
+            if finish_reason is None and deltas == 0:
+                raise UpstreamFailure(
+                    f"upstream model at {self._where} ended the stream without any text or a "
+                    f"finish reason; {EMPTY_STREAM_HINT}"
+                )
             if finish_reason is None:
                 log.warning(
                     "upstream model at %s ended a stream without a finish reason", self._where

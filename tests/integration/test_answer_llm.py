@@ -22,7 +22,7 @@ from groundwire.v1 import retrieval_service_pb2_grpc as rs_grpc
 from server.settings import GeneratorSettings
 from tests.conftest import make_settings, replace_settings
 from tests.fake_upstream import TcpProxy
-from tests.llm_server import LlamaServer, free_port, packaged_gguf_or_skip
+from tests.llm_server import LlamaServer, free_port, garden_guides, packaged_gguf_or_skip
 from tests.server_harness import ServerThread
 
 pytestmark = pytest.mark.slow
@@ -138,5 +138,55 @@ def test_unreachable_upstream_is_unavailable_with_the_reason(tmp_path: Path) -> 
             f"upstream model at http://127.0.0.1:{port}/v1 is unreachable (upstream said: "
         )
         assert "Connect" in details
+    finally:
+        server.stop()
+
+
+def _index_guides(server: ServerThread) -> None:
+    with grpc.insecure_channel(server.target) as channel:
+        docs = [common.Document(document_id=i, text=t) for i, t in garden_guides()]
+        stub = ix_grpc.IndexServiceStub(channel)
+        stub.UpsertDocuments(iter([ix.UpsertDocumentsRequest(documents=docs)]), timeout=120)
+
+
+def _garden_request(budget_tokens: int) -> rs.AnswerRequest:
+    retrieve = rs.RetrieveRequest(
+        query="How often are the garden beds watered?",
+        top_k=12,
+        budget=rs.ContextBudget(max_tokens=budget_tokens),
+    )
+    return rs.AnswerRequest(retrieve=retrieve, max_tokens=16)
+
+
+def test_a_prompt_over_the_window_is_unavailable_with_the_fix(
+    llama: LlamaServer, tmp_path: Path
+) -> None:
+    """llama.cpp's server (n_ctx 2048) closes the stream on an oversized prompt; that used to
+    come back as an empty answer with finish reason "stop"."""
+    server = _server(tmp_path, llama.base_url)
+    try:
+        _index_guides(server)
+        with grpc.insecure_channel(server.target) as channel, pytest.raises(grpc.RpcError) as info:
+            list(rs_grpc.RetrievalServiceStub(channel).Answer(_garden_request(4000), timeout=120))
+        assert info.value.code() is grpc.StatusCode.UNAVAILABLE
+        assert "ended the stream without any text or a finish reason" in info.value.details()
+        assert "set generator.context_window_tokens" in info.value.details()
+    finally:
+        server.stop()
+
+
+def test_a_configured_window_fits_the_prompt(llama: LlamaServer, tmp_path: Path) -> None:
+    server = _server(tmp_path, llama.base_url, context_window_tokens=2048)
+    try:
+        _index_guides(server)
+        with grpc.insecure_channel(server.target) as channel:
+            stub = rs_grpc.RetrievalServiceStub(channel)
+            events = list(stub.Answer(_garden_request(4000), timeout=180))
+        started, summary = events[0].started.retrieval, events[-1].summary
+        assert summary.finish_reason in {"stop", "length"} and summary.text
+        (warning,) = [w for w in started.warnings if "lowered" in w]
+        assert "from 4000 tokens to" in warning and "2048-token context window" in warning
+        assert 0 < started.context.budget_tokens < 4000
+        assert len(started.context.citations) >= 3  # still a useful context
     finally:
         server.stop()
