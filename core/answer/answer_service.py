@@ -101,8 +101,10 @@ class AnswerService:
             prompt=grounding.prompt,
             query=request.retrieval.query,
             passages=tuple(
-                ContextPassage(c.tag, h.chunk.text, h.chunk.section_path)
-                for c, h in zip(result.context.citations, included, strict=True)
+                ContextPassage(c.tag, placed, h.chunk.section_path)
+                for c, h, placed in zip(
+                    result.context.citations, included, result.context.passages, strict=True
+                )
             ),
             params=request.params,
         )

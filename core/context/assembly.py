@@ -62,6 +62,8 @@ class AssembledContext:
     included whole, `summarised_hits`, `truncated_hits` (cut, at most the first block),
     `dropped_hits` (no room) or `duplicate_hits` (near duplicate of an included chunk).
     `budget_limit` is the room that applied, in `budget_unit` (reserves already deducted).
+    `passages[i]` is what citation i's chunk put in the context after its tag and section
+    line: the whole chunk text, its summary, or the cut text ending in the truncation mark.
     """
 
     text: str
@@ -75,6 +77,7 @@ class AssembledContext:
     duplicate_hits: int = 0
     budget_limit: int = 0
     budget_unit: BudgetUnit = BudgetUnit.TOKENS
+    passages: tuple[str, ...] = ()
 
     @property
     def shortened_or_left_out(self) -> int:
@@ -116,6 +119,7 @@ class _State:
     text: str = ""
     used: int = 0
     included: list[Hit] = field(default_factory=list)
+    passages: list[str] = field(default_factory=list)  # what each included hit placed
     seen: list[Shingles] = field(default_factory=list)
     summarised: int = 0
     truncated: int = 0
@@ -136,10 +140,20 @@ class _Fit(Enum):
     TRUNCATED = "truncated"
 
 
+@dataclass(frozen=True, slots=True)
+class _Placed:
+    """How a hit went in, the context text with it, that text's size and the hit's passage."""
+
+    how: _Fit
+    text: str
+    size: int
+    passage: str
+
+
 def _fit_block(
     state: _State, hit: Hit, meter: _Meter, query: str, scorer: SentenceScorer
-) -> tuple[_Fit, str, int] | None:
-    """(how, the new context text, its size) for `hit` added to `state`, or None: no room."""
+) -> _Placed | None:
+    """`hit` added to `state`: whole, summarised or cut; None when there is no room."""
     prefix = state.text + BLOCK_SEPARATOR if state.text else ""
     header = _block_header(hit)
     body = hit.chunk.text
@@ -149,7 +163,7 @@ def _fit_block(
         return None
     size = meter.block_size(state.text, state.used, addition, header_size, hit.chunk)
     if size <= meter.limit:
-        return _Fit.WHOLE, prefix + header + body, size
+        return _Placed(_Fit.WHOLE, prefix + header + body, size, body)
     summary = extractive_summary(
         body,
         query,
@@ -162,11 +176,11 @@ def _fit_block(
     )
     if summary is not None:
         size = meter.size(state.text, state.used, addition + summary)
-        return _Fit.SUMMARISED, prefix + header + summary, size
+        return _Placed(_Fit.SUMMARISED, prefix + header + summary, size, summary)
     if not state.text:
         cut = truncate_block(header, body, meter.fits)
         if cut is not None:
-            return _Fit.TRUNCATED, cut, meter.measure(cut)
+            return _Placed(_Fit.TRUNCATED, cut, meter.measure(cut), cut[len(header) :])
     return None
 
 
@@ -176,14 +190,15 @@ def _place(state: _State, hit: Hit, meter: _Meter, query: str, scorer: SentenceS
     if is_near_duplicate(fingerprint, state.seen):
         state.duplicates += 1
         return
-    fit = _fit_block(state, hit, meter, query, scorer)
-    if fit is None:
+    placed = _fit_block(state, hit, meter, query, scorer)
+    if placed is None:
         state.dropped += 1
         return
-    how, state.text, state.used = fit
-    state.summarised += how is _Fit.SUMMARISED
-    state.truncated += how is _Fit.TRUNCATED
+    state.text, state.used = placed.text, placed.size
+    state.summarised += placed.how is _Fit.SUMMARISED
+    state.truncated += placed.how is _Fit.TRUNCATED
     state.included.append(hit)
+    state.passages.append(placed.passage)
     state.seen.append(fingerprint)
 
 
@@ -250,4 +265,5 @@ def assemble_context(
         duplicate_hits=state.duplicates,
         budget_limit=budget.limit,
         budget_unit=budget.unit,
+        passages=tuple(state.passages),
     )

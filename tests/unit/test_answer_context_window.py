@@ -188,3 +188,16 @@ def test_a_prompt_that_never_fits_names_the_budget(pipeline: RetrievalPipeline) 
     assert "no retrieved passage fits the generator's 2048-token context window" in str(
         raised.value
     )
+
+
+def test_passages_are_the_text_the_prompt_holds(
+    pipeline: RetrievalPipeline, embedder: Embedder
+) -> None:
+    window = _window(500, 100, embedder.count_tokens)  # room for less than one whole chunk
+    events, generator = _answer(pipeline, window)
+    context = _started(events).retrieval.context
+    request = generator.requests[0]
+    assert context.summarised_hits + context.truncated_hits > 0, "the window shortened a chunk"
+    assert [p.tag for p in request.passages] == [c.tag for c in context.citations]
+    for passage in request.passages:
+        assert passage.text in request.prompt  # not the whole chunk the context left out

@@ -94,6 +94,7 @@ def test_exact_format() -> None:
         "[DOC:doc1 | CHUNK:doc1#1]\nGuide > Setup\nHello world.\n\n[DOC:doc2 | CHUNK:doc2#2]\nBye."
     )
     assert [c.tag for c in context.citations] == [tag(h) for h in hits]
+    assert context.passages == ("Hello world.", "Bye.")
     assert context.citations[0].section_path == ("Guide", "", "Setup")
     assert context.char_count == len(context.text)
     assert context.token_estimate == len(context.text)
@@ -212,6 +213,7 @@ def test_first_chunk_is_truncated_when_no_sentence_fits() -> None:
     assert body.endswith(TRUNCATION_MARK)
     assert re.fullmatch(r"(word\d+ )*word\d+", body[: -len(TRUNCATION_MARK)])
     assert long_text.startswith(body[: -len(TRUNCATION_MARK)])
+    assert context.passages == (body,)
     assert budget - len("word199 …") < len(context.text) <= budget
     assert context.included_row_ids == (1,)
     assert (context.summarised_hits, context.truncated_hits, context.dropped_hits) == (0, 1, 0)
@@ -291,6 +293,19 @@ def check_invariants(
     assert tags == [tag(by_row[row_id]) for row_id in context.included_row_ids]
     assert re.findall(r"\[DOC:\S+ \| CHUNK:\S+\]", context.text) == tags
     assert context.char_count == len(context.text)
+    # passages: what each chunk placed, rebuilding the text block by block
+    assert len(context.passages) == len(context.citations)
+    blocks = []
+    for row_id, passage in zip(context.included_row_ids, context.passages, strict=True):
+        hit = by_row[row_id]
+        path = " > ".join(part for part in hit.chunk.section_path if part)
+        blocks.append(tag(hit) + "\n" + (path + "\n" if path else "") + passage)
+    assert "\n\n".join(blocks) == context.text
+    changed = sum(
+        passage != by_row[row_id].chunk.text
+        for row_id, passage in zip(context.included_row_ids, context.passages, strict=True)
+    )
+    assert changed == context.summarised_hits + context.truncated_hits
 
 
 @pytest.mark.parametrize("counter", list(COUNTERS), ids=list(COUNTERS))
