@@ -52,7 +52,7 @@ class Runtime:
             Path(settings.storage.data_dir), settings.limits.max_collections_per_tenant
         )
         self._ready = threading.Event()
-        self.maintenance = CollectionMaintenance(self.catalog)
+        self._maintenance = CollectionMaintenance(self.catalog)
         self.embedding_cache: QueryEmbeddingCache | None = None
         self.retrieval_cache: RetrievalCache[RetrievalResult] | None = None
         self._embedder: MicroBatchingEmbedder | None = None
@@ -120,6 +120,7 @@ class Runtime:
             lambda: self.pipeline, generator, self.prompts, self.executor, window
         )
         self.catalog.open_all()
+        self._maintenance.clear_leftovers()
         if self.settings.storage.seed_demo_corpus:
             self._seed_demo()
         self._ready.set()
@@ -157,6 +158,13 @@ class Runtime:
         self._require_ready()
         assert self._answers is not None
         return self._answers
+
+    @property
+    def maintenance(self) -> CollectionMaintenance:
+        """Compaction, snapshots and restores; IndexNotReady until loaded (start-up clears what
+        interrupted ones left behind, so none may run before)."""
+        self._require_ready()
+        return self._maintenance
 
     def new_collection_config(self, **overrides: object) -> CollectionConfig:
         """A CollectionConfig for the loaded model with server defaults, overridable per field."""

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from core.catalog.collection import Collection
 from core.catalog.collection_config import CollectionConfig, validate_collection_name
+from core.catalog.leftovers import clear_collection_leftovers
 from core.errors import AlreadyExists, Conflict, LimitExceeded, NotFound
 
 logger = logging.getLogger(__name__)
@@ -53,10 +54,14 @@ class CollectionCatalog:
         return self.root / tenant / name
 
     def open_all(self) -> None:
-        """Open every collection on disk, replaying or rebuilding derived indexes as needed."""
+        """Open every collection on disk, replaying or rebuilding derived indexes as needed.
+
+        Call once, before serving: leftovers of interrupted restores are removed first (see
+        core.catalog.leftovers), which is only safe while no restore can be running."""
         self._migrate_legacy_layout()
         self.root.mkdir(parents=True, exist_ok=True)
         for tenant_dir in sorted(p for p in self.root.iterdir() if p.is_dir()):
+            clear_collection_leftovers(tenant_dir)  # nothing runs yet: leftovers are stale
             for directory in sorted(p for p in tenant_dir.iterdir() if p.is_dir()):
                 if directory.name.startswith("."):
                     continue

@@ -13,6 +13,8 @@ from core.store.atomic_file import fsync_directory
 
 SWAP_PURPOSE = "swap"
 """`sibling_temp` purpose of the directory parked aside by the rename fallback."""
+RESTORE_PURPOSE = "restore"
+"""`sibling_temp` purpose of a staged restore (core.catalog.snapshot)."""
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
 

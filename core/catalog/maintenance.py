@@ -14,6 +14,7 @@ from core.catalog.catalog import CollectionCatalog
 from core.catalog.collection import Collection
 from core.catalog.collection_config import validate_collection_name
 from core.catalog.compaction import CompactionReport, compact
+from core.catalog.leftovers import LeftoverReport, clear_snapshot_leftovers
 from core.catalog.snapshot import (
     SnapshotInfo,
     commit_restore,
@@ -39,6 +40,11 @@ class CollectionMaintenance:
         validate_collection_name(tenant, "tenant")
         validate_collection_name(name, "collection")
         return self._catalog.data_dir / SNAPSHOTS_DIR / tenant / name
+
+    def clear_leftovers(self) -> LeftoverReport:
+        """Remove half-written and half-deleted snapshots of every tenant. Call at start-up,
+        before any snapshot can be running."""
+        return clear_snapshot_leftovers(self._catalog.data_dir / SNAPSHOTS_DIR)
 
     def compact(self, tenant: str, name: str) -> CompactionReport:
         """Rebuild the collection's indexes without tombstones and reclaim store space."""

@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from core.catalog.collection import DENSE_DIR, STORE_FILE, Collection, directory_bytes
-from core.catalog.directory_swap import replace_directory, sibling_temp
+from core.catalog.directory_swap import RESTORE_PURPOSE, replace_directory, sibling_temp
 from core.catalog.snapshot_manifest import (
     SNAPSHOT_ID,
     FileEntry,
@@ -140,7 +140,7 @@ def stage_restore(snapshots_root: Path, snapshot_id: str, target_directory: Path
     source = snapshot_directory(snapshots_root, snapshot_id)
     manifest = read_manifest(source)
     target_directory.parent.mkdir(parents=True, exist_ok=True)
-    staged = sibling_temp(target_directory, "restore")
+    staged = sibling_temp(target_directory, RESTORE_PURPOSE)
     try:
         for name, expected in sorted(manifest.files.items()):
             _copy_verified(source / name, staged / name, expected, snapshot_id)

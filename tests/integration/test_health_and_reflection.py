@@ -9,6 +9,8 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
+from groundwire.v1 import index_service_pb2 as ix
+from groundwire.v1 import index_service_pb2_grpc as ix_grpc
 from groundwire.v1 import retrieval_service_pb2 as rs
 from groundwire.v1 import retrieval_service_pb2_grpc as rs_grpc
 from tests.conftest import make_settings
@@ -36,6 +38,12 @@ def test_not_serving_until_loaded_then_serving(tmp_path: Path) -> None:
             assert (
                 info.value.details() == "the server is still loading its indexes; retry in a moment"
             )
+            # maintenance waits too: start-up clears what interrupted snapshots left behind
+            with pytest.raises(grpc.RpcError) as info:
+                ix_grpc.IndexServiceStub(channel).ListSnapshots(
+                    ix.ListSnapshotsRequest(collection="default"), timeout=10
+                )
+            assert info.value.code() is grpc.StatusCode.UNAVAILABLE
             server.load()
             for service in ["", *SERVICES]:
                 assert _health(channel, service) == health_pb2.HealthCheckResponse.SERVING
