@@ -74,6 +74,11 @@ class Unauthenticated(GroundwireError):
     """The caller sent no credentials or credentials that match no key."""
 
 
+class FailedPrecondition(GroundwireError):
+    """The system is not in a state the operation needs (for example a collection indexed with
+    another embedding model); retrying will not help until that state is fixed."""
+
+
 class PermissionDenied(GroundwireError):
     """The caller's role does not allow the operation (within the caller's own tenant)."""
 

@@ -11,6 +11,8 @@ from enum import Enum
 import numpy as np
 
 from core.catalog.collection import Collection
+from core.catalog.model_check import ModelCheck
+from core.embed.embedding_text import embedding_text
 from core.embed.protocol import Embedder
 from core.errors import InvalidArgument
 from core.ingest.chunking_spec import ChunkingSpec
@@ -52,12 +54,6 @@ class _Prepared:
     risks: tuple[tuple[tuple[str, ...], RiskLevel], ...]
 
 
-def embedding_text(section_path: Sequence[str], text: str) -> str:
-    """The text a chunk is embedded as: its section path as a header line, then its body."""
-    header = " > ".join(section_path)
-    return f"{header}\n{text}" if header else text
-
-
 def validate_document_id(document_id: str, field: str = "documents.document_id") -> None:
     """Raise InvalidArgument unless the id is 1-256 characters without control characters."""
     if not document_id or len(document_id) > MAX_DOCUMENT_ID_CHARS:
@@ -75,8 +71,11 @@ class Indexer:
         chunk_max_tokens: int,
         max_document_bytes: int,
         max_chunks_per_document: int = DEFAULT_MAX_CHUNKS_PER_DOCUMENT,
+        model_check: ModelCheck | None = None,
     ) -> None:
+        """`model_check`: refuse to write into a collection indexed with another model."""
         self._embedder = embedder
+        self._model_check = model_check
         self._chunk_max_tokens = chunk_max_tokens
         self._max_document_bytes = max_document_bytes
         self._max_chunks = max_chunks_per_document
@@ -91,6 +90,8 @@ class Indexer:
 
         `chunking` overrides the collection's default chunking for this batch.
         """
+        if self._model_check is not None:
+            self._model_check.require(collection)
         spec = chunking or self._default_chunking(collection)
         outcomes: dict[int, DocumentOutcome] = {}
         prepared: list[tuple[int, _Prepared]] = []

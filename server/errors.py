@@ -14,6 +14,7 @@ from core.errors import (
     Conflict,
     DataLoss,
     DeadlineExceeded,
+    FailedPrecondition,
     GroundwireError,
     IndexNotReady,
     InvalidArgument,
@@ -40,6 +41,7 @@ STATUS_FOR_ERROR: dict[type[GroundwireError], grpc.StatusCode] = {
     Unauthenticated: grpc.StatusCode.UNAUTHENTICATED,
     PermissionDenied: grpc.StatusCode.PERMISSION_DENIED,
     DataLoss: grpc.StatusCode.DATA_LOSS,
+    FailedPrecondition: grpc.StatusCode.FAILED_PRECONDITION,
 }
 
 INTERNAL_MESSAGE = "internal error; the server logged the details under request id {request_id}"

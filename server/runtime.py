@@ -16,6 +16,7 @@ from core.catalog.catalog import DEFAULT_TENANT, CollectionCatalog
 from core.catalog.collection import Collection
 from core.catalog.collection_config import CollectionConfig
 from core.catalog.maintenance import CollectionMaintenance
+from core.catalog.model_check import ModelCheck
 from core.dense.faiss_index import DenseIndexSpec
 from core.embed.device import select_device
 from core.embed.micro_batcher import MicroBatchingEmbedder
@@ -99,11 +100,13 @@ class Runtime:
                 cache.retrieval_ttl_s, cache.retrieval_max_entries
             )
             queries = self.embedding_cache
+        model_check = ModelCheck(self._embedder)
         self._indexer = Indexer(
             self._embedder,
             self.settings.indexing.chunk_max_tokens,
             self.settings.indexing.max_document_bytes,
             self.settings.limits.max_chunks_per_document,
+            model_check=model_check,
         )
         generator = build_generator(self.settings.generator, self._embedder)
         memory = self.settings.memory
@@ -114,6 +117,7 @@ class Runtime:
             cache=self.retrieval_cache,
             reranker=build_reranker(self.settings.rerank, generator, loop),
             memory=MemoryOptions(memory.decay_rate_per_hour, memory.weight, memory.min_relevance),
+            model_check=model_check,
         )
         window = build_context_window(self.settings.generator, generator, self._embedder)
         self._answers = AnswerService(

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import grpc
 
-from core.indexer import embedding_text
+from core.embed.embedding_text import embedding_text
 from groundwire.v1 import common_pb2 as common
 from groundwire.v1 import index_service_pb2 as ix
 from groundwire.v1 import index_service_pb2_grpc as ix_grpc

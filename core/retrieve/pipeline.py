@@ -20,6 +20,7 @@ import torch
 from core.cache.retrieval_cache import RetrievalCache
 from core.catalog.catalog import CollectionCatalog
 from core.catalog.collection import Collection
+from core.catalog.model_check import ModelCheck
 from core.context.assembly import assemble_context
 from core.embed.protocol import Embedder, TensorQueryEmbedder
 from core.errors import Overloaded
@@ -64,7 +65,10 @@ class RetrievalPipeline:
         cache: RetrievalCache[RetrievalResult] | None = None,
         reranker: Reranker | None = None,
         memory: MemoryOptions | None = None,
+        model_check: ModelCheck | None = None,
     ) -> None:
+        """`model_check`: refuse collections indexed with another model (FailedPrecondition);
+        None skips the check and trusts stored token counts only when the model names agree."""
         self._catalog = catalog
         self._embedder = embedder
         self._executor = executor
@@ -72,10 +76,13 @@ class RetrievalPipeline:
         self._reranker = reranker
         self._memory = memory or MemoryOptions()
         self._additive = embedder.additive_token_counts
+        self._model_check = model_check
 
     def retrieve(self, request: RetrievalRequest) -> RetrievalResult:
         """Run every stage for one request (or answer it from the cache)."""
         collection = self._catalog.get(request.tenant, request.collection)
+        if self._model_check is not None:
+            self._model_check.require(collection)
         if self._cache is None:
             return self._run(collection, request)
         sequence = collection.store.sequence()  # read first: a write meanwhile makes a miss later
@@ -99,7 +106,10 @@ class RetrievalPipeline:
 
     def _counts_match(self, collection: Collection) -> bool:
         """Whether the collection's stored chunk token counts came from this embedder's
-        tokenizer (the collection was indexed with the same model)."""
+        tokenizer: the model check passed (it runs before every retrieval), or without one, the
+        recorded model name is the embedder's."""
+        if self._model_check is not None:
+            return True
         return collection.config.embedding_model == self._embedder.model_name
 
     def _run(self, collection: Collection, request: RetrievalRequest) -> RetrievalResult:

@@ -61,6 +61,8 @@ class RetrievalServiceServicer:
     def Retrieve(self, request, context):
         """Retrieve runs the retrieval pipeline and returns ranked hits plus an
         assembled, citation-tagged context within the requested budget.
+        FAILED_PRECONDITION when the collection was indexed with another embedding
+        model than the server runs (Answer and upserts likewise).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -1,0 +1,97 @@
+"""Whether a collection's stored vectors come from the embedding model the server runs.
+
+Vectors of two models live in different spaces, also when their widths agree: queries embedded
+by another model than the one that indexed a collection retrieve noise without any error, and
+writes would mix two spaces in one index. `ModelCheck` re-embeds a few stored chunks with the
+serving model and compares them with their stored vectors: the same model reproduces them
+(cosine about 1; fp16 against fp32 stays above 0.999), another model does not. The model's
+name is no help here: it is a path, which moves with every install.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import weakref
+
+import numpy as np
+
+from core.catalog.collection import Collection
+from core.embed.embedding_text import embedding_text
+from core.embed.protocol import Embedder
+from core.errors import FailedPrecondition
+
+__all__ = ["SAMPLE_CHUNKS", "SAME_MODEL_MIN_COSINE", "ModelCheck"]
+
+logger = logging.getLogger(__name__)
+
+SAMPLE_CHUNKS = 3
+"""Stored chunks re-embedded per check (the lowest live row ids)."""
+SAME_MODEL_MIN_COSINE = 0.98
+"""Each re-embedded chunk must reach this cosine with its stored vector."""
+
+
+class ModelCheck:
+    """Checks each opened collection once against `embedder`; thread-safe.
+
+    A verdict is kept per Collection object, so a restored or reopened collection is checked
+    again; an empty collection is not judged until it holds chunks.
+    """
+
+    def __init__(self, embedder: Embedder) -> None:
+        self._embedder = embedder
+        self._verdicts: weakref.WeakKeyDictionary[Collection, str] = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+
+    def require(self, collection: Collection) -> None:
+        """Raise FailedPrecondition when `collection` was indexed with another model."""
+        verdict = self._verdicts.get(collection)
+        if verdict is None:
+            with self._lock:
+                verdict = self._verdicts.get(collection)
+                if verdict is None:
+                    verdict = self._judge(collection)
+        if verdict:
+            raise FailedPrecondition(verdict)
+
+    def _judge(self, collection: Collection) -> str | None:
+        """ "" (same model) or the error message; None, not kept, while the collection is empty."""
+        embedder = self._embedder
+        stored_dim = collection.config.embedding_dim
+        if stored_dim and stored_dim != embedder.dimension:
+            verdict = (
+                f"collection '{collection.name}' holds {stored_dim}-dimensional vectors but the "
+                f"server's embedding model ({embedder.model_name}) makes {embedder.dimension}-"
+                f"dimensional ones; {_FIX}"
+            )
+            self._verdicts[collection] = verdict
+            return verdict
+        row_ids, stored = next(
+            collection.store.iter_live_vectors(batch_size=SAMPLE_CHUNKS), ([], [])
+        )
+        if len(row_ids) == 0:
+            return ""  # nothing indexed yet: the first write decides, the next check judges
+        chunks = collection.store.get_chunks([int(i) for i in row_ids])
+        texts = [embedding_text(chunks[int(i)].section_path, chunks[int(i)].text) for i in row_ids]
+        fresh = embedder.embed_documents(texts)
+        cosines = np.sum(fresh * np.asarray(stored, dtype=np.float32), axis=1)
+        worst = float(cosines.min())
+        verdict = ""
+        if worst < SAME_MODEL_MIN_COSINE:
+            indexed_with = collection.config.embedding_model or "unrecorded"
+            verdict = (
+                f"collection '{collection.name}' was indexed with another embedding model "
+                f"(recorded: {indexed_with}): re-embedding {len(texts)} of its chunks with the "
+                f"server's model ({embedder.model_name}) reproduces their stored vectors only to "
+                f"cosine {worst:.3f} (the same model gives at least {SAME_MODEL_MIN_COSINE}); "
+                f"{_FIX}"
+            )
+            logger.error("%s", verdict)
+        self._verdicts[collection] = verdict
+        return verdict
+
+
+_FIX = (
+    "serve it with the model it was indexed with (model.embedding_model_path), or re-index its "
+    "documents into a new collection"
+)
