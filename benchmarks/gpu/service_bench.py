@@ -27,6 +27,7 @@ from core.dense.fused_top_k import (
 )
 from core.dense.spec import DenseIndexSpec
 from core.dense.torch_exact import TorchExactIndex
+from core.dense.torch_topk import two_stage_top_k
 from core.embed.micro_batcher import MicroBatchingEmbedder
 from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder
 from server.settings import ModelSettings
@@ -199,8 +200,8 @@ def _paths(engine: DenseEngine, batch: int) -> list[tuple[str, bool]]:
     if not isinstance(index, TorchExactIndex) or not fused_available(torch.device(index.device)):
         return [("default", False)]
     if not fused_applies(batch, 10):
-        return [("matmul", False)]
-    return [("fused", True), ("matmul", False)]
+        return [("matmul (CUDA graph at batch 1)", False)]
+    return [("fused", True), ("matmul (CUDA graph at batch 1)", False)]
 
 
 def _set_fused(engine: DenseEngine, fused: bool) -> None:
@@ -257,5 +258,11 @@ def single_query_paths(device: str, rows: int, dim: int, timer: Timer) -> list[R
         index.fused, index.fused_config = True, config
         add("engine search, fused (host results)", label, lambda: index.search(query, 10))
     index.fused, index.fused_config = False, DEFAULT_CONFIG
-    add("engine search, matmul path (default)", "-", lambda: index.search(query, 10))
+    add("two-stage top-k(10) over all scores", "-", lambda: two_stage_top_k(scores, 10))
+    index.cuda_graphs = False
+    add("engine search, eager matmul path", "-", lambda: index.search(query, 10))
+    index.cuda_graphs = True
+    add("engine search, CUDA graph (default)", "-", lambda: index.search(query, 10))
+    captured = f"{index.graph_captures} captured" if index.cuda_graphs else "capture failed"
+    result[-1]["config"] = captured
     return result

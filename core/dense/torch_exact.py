@@ -6,7 +6,9 @@ live mask. Search is matmul + top-k tiled over the corpus to `memory_budget_byte
 top-k. Queries may be NumPy float32 or a torch tensor already on the device (no host round trip).
 With `fused` set (CUDA with Triton), batches of up to `FUSED_MAX_QUERIES` queries use
 `fused_top_k` (one pass over the corpus, scores accumulated in float32) instead of the matmul
-path. A search with no tombstones skips the mask.
+path. A search with no tombstones skips the mask. On CUDA a single-query `search` is replayed as
+a CUDA graph (`graph_search`) once the same corpus view has been searched twice (ingestion, which
+changes the view on every write, never pays for captures it cannot reuse).
 
 Score tolerance against exact float32 search, for L2-normalised vectors: fp32 (CPU) |delta| <=
 1e-5; fp16 (CUDA) |delta| <= 2e-3 (`FP16_SCORE_TOLERANCE`), so ids may swap between hits whose
@@ -15,6 +17,7 @@ scores lie that close. Thread-safe: one lock serialises every operation.
 
 from __future__ import annotations
 
+import logging
 import threading
 from pathlib import Path
 
@@ -24,8 +27,11 @@ import torch
 
 from core.dense.exact import empty_results
 from core.dense.fused_top_k import DEFAULT_CONFIG, fused_applies, fused_available, fused_top_k
+from core.dense.graph_search import GraphKey, SingleQueryGraph
 from core.dense.torch_file import SavedVectors, read_vectors_file, write_vectors_file
 from core.dense.torch_topk import tiled_top_k
+
+log = logging.getLogger(__name__)
 
 FP32_SCORE_TOLERANCE = 1e-5
 FP16_SCORE_TOLERANCE = 2e-3
@@ -63,6 +69,12 @@ class TorchExactIndex:
         per (k, batch) on first use."""
         self.fused_config = DEFAULT_CONFIG
         """The fused kernel's launch shape; settable (the GPU benchmark sweeps it)."""
+        self.cuda_graphs = self._device.type == "cuda"
+        """Replay single-query searches as CUDA graphs (CUDA only; turned off for good when a
+        capture fails or disagrees with the eager search)."""
+        self.graph_captures = 0
+        self._graph: SingleQueryGraph | None = None
+        self._graph_seen: GraphKey | None = None  # searched once: captured on the next search
 
     @classmethod
     def create(
@@ -161,7 +173,12 @@ class TorchExactIndex:
             if not self._positions:
                 return empty_results(matrix.shape[0], k)
             all_live = len(self._positions) == self._size
-            return self._top_k(matrix, k, None if all_live else self._live[: self._size])
+            include = None if all_live else self._live[: self._size]
+            if matrix.shape[0] == 1 and self.cuda_graphs and not self.fused:
+                replayed = self._graph_search(matrix, k, include)
+                if replayed is not None:
+                    return replayed
+            return self._top_k(matrix, k, include)
 
     def search_subset(self, queries: Queries, k: int, allowed_row_ids: IdArray) -> Results:
         """Exact top-k among `allowed_row_ids` (int64 (m,)); shapes as in `search`."""
@@ -196,12 +213,50 @@ class TorchExactIndex:
         else:
             scores, positions = tiled_top_k(queries, corpus, include, k, self._budget)
         ids = torch.where(torch.isneginf(scores), -1, self._ids[positions])
-        host_scores, host_ids = _to_host(scores, ids)
-        out_scores, out_ids = empty_results(queries.shape[0], k)
-        take = scores.shape[1]
-        out_scores[:, :take] = host_scores
-        out_ids[:, :take] = host_ids
-        return out_scores, out_ids
+        return _padded(scores, ids, k)
+
+    def _graph_search(
+        self, query: torch.Tensor, k: int, include: torch.Tensor | None
+    ) -> Results | None:
+        """The replayed search for `query` (1, d); None to search eagerly (under the lock)."""
+        mask_ptr = 0 if include is None else self._live.data_ptr()
+        key = GraphKey(self._size, self._vectors.data_ptr(), self._ids.data_ptr(), mask_ptr, k)
+        graph = self._graph
+        if graph is None or graph.key != key:
+            if self._graph_seen != key:
+                self._graph_seen = key
+                return None
+            graph = self._capture(key, query, include)
+            if graph is None:
+                return None
+        return _padded(*graph.run(query), k)
+
+    def _capture(
+        self, key: GraphKey, query: torch.Tensor, include: torch.Tensor | None
+    ) -> SingleQueryGraph | None:
+        """A graph for `key`, checked against the eager search of `query`; None (and graphs
+        off) when capturing fails or the two disagree."""
+        self._graph = None  # free the previous capture's memory pool first
+        size = self._size
+        try:
+            graph = SingleQueryGraph(key, self._vectors[:size], self._ids[:size], include)
+            replayed = _padded(*graph.run(query), key.k)
+        except RuntimeError as exc:
+            log.warning(
+                "CUDA graph capture of the dense search failed (%s); searching eagerly", exc
+            )
+            self.cuda_graphs = False
+            return None
+        eager = self._top_k(query, key.k, include)
+        if not _agree(replayed, eager, self.score_tolerance):
+            log.warning(
+                "the CUDA graph dense search disagreed with the eager one; searching eagerly"
+            )
+            self.cuda_graphs = False
+            return None
+        self._graph = graph
+        self.graph_captures += 1
+        return graph
 
     def _query_tensor(self, queries: Queries, k: int) -> torch.Tensor:
         if k < 1:
@@ -235,6 +290,28 @@ class TorchExactIndex:
         mask[:count] = True
         self._vectors, self._ids, self._live, self._size = vectors, ids, mask, count
         self._positions = {row_id: slot for slot, row_id in enumerate(ids[:count].tolist())}
+
+
+def _padded(scores: torch.Tensor, ids: torch.Tensor, k: int) -> Results:
+    """Device results (q, k') as host arrays (q, k), padded with -inf scores and -1 ids."""
+    host_scores, host_ids = _to_host(scores, ids)
+    out_scores, out_ids = empty_results(scores.shape[0], k)
+    take = scores.shape[1]
+    out_scores[:, :take] = host_scores
+    out_ids[:, :take] = host_ids
+    return out_scores, out_ids
+
+
+def _agree(first: Results, second: Results, tolerance: float) -> bool:
+    """Same scores rank by rank (within `tolerance`), and the same ids unless scores tie."""
+    (scores_a, ids_a), (scores_b, ids_b) = first, second
+    finite = np.isfinite(scores_b)
+    if not np.array_equal(np.isfinite(scores_a), finite):
+        return False
+    if not np.allclose(scores_a[finite], scores_b[finite], atol=tolerance, rtol=0):
+        return False
+    ties = np.abs(np.diff(scores_b[finite])) <= tolerance if finite.sum() > 1 else np.array([])
+    return bool(np.array_equal(ids_a, ids_b) or ties.any())
 
 
 def _to_host(scores: torch.Tensor, ids: torch.Tensor) -> tuple[FloatArray, IdArray]:

@@ -10,6 +10,14 @@ from __future__ import annotations
 
 import torch
 
+TOP_K_GROUP = 1024
+"""Scores per group in the first stage of `two_stage_top_k`."""
+TWO_STAGE_MAX_QUERIES = 8
+"""Batches up to this size take `two_stage_top_k` over wide tiles (larger ones are matmul-bound)."""
+TWO_STAGE_MIN_SCORES = 64 * TOP_K_GROUP
+"""Narrower rows take one `torch.topk`: the extra kernels cost more than they save (CPU: 5,000
+scores 0.04 ms in one stage, 0.14 ms in two; 1M scores 6.7 ms against 2.9 ms)."""
+
 
 def tile_rows(queries: int, element_bytes: int, memory_budget_bytes: int) -> int:
     """Corpus rows per tile so that the (queries, rows) score block fits the budget (>= 1).
@@ -45,7 +53,7 @@ def tiled_top_k(
         scores = torch.matmul(queries, corpus[start:stop].T)
         if include is not None:
             scores.masked_fill_(~include[start:stop].unsqueeze(0), float("-inf"))
-        tile_scores, tile_positions = torch.topk(scores, min(take, stop - start), dim=1)
+        tile_scores, tile_positions = top_k_of_rows(scores, min(take, stop - start))
         tile_positions += start
         del scores
         if best_scores is None or best_positions is None:
@@ -59,3 +67,41 @@ def tiled_top_k(
         empty = torch.empty((queries.shape[0], 0), device=queries.device)
         return empty.float(), empty.long()
     return best_scores.float(), best_positions
+
+
+def top_k_of_rows(scores: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """`torch.topk(scores, k, dim=1)`, in two stages for a few wide rows (`two_stage_top_k`)."""
+    if scores.shape[0] <= TWO_STAGE_MAX_QUERIES and scores.shape[1] >= TWO_STAGE_MIN_SCORES:
+        return two_stage_top_k(scores, k)
+    return torch.topk(scores, k, dim=1)
+
+
+def two_stage_top_k(
+    scores: torch.Tensor, k: int, group: int = TOP_K_GROUP
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The k largest of each row of `scores` (q, n) and their positions, best first.
+
+    A top-k over one very wide row runs as a single selection (on an H100, 0.11 ms for 1M fp16
+    scores, a third of the matmul that produced them). Here each row is cut into groups of
+    `group` scores, every group gives its k best in one batched top-k, and a final top-k picks
+    the k best of those candidates: exact, because the k best of a row are among the k best of
+    their groups. Rows too narrow for two groups, or k above `group`, take `torch.topk` directly.
+    Ties may resolve to other positions than `torch.topk` chooses; values are identical.
+    """
+    queries, count = scores.shape
+    take = min(k, count)
+    groups = count // group
+    if groups < 2 or take > group:
+        return torch.topk(scores, take, dim=1)
+    head = groups * group
+    grouped = scores[:, :head].reshape(queries, groups, group)
+    group_scores, group_positions = torch.topk(grouped, take, dim=2)
+    offsets = torch.arange(0, head, group, device=scores.device).view(1, groups, 1)
+    candidate_scores = group_scores.reshape(queries, groups * take)
+    candidate_positions = (group_positions + offsets).reshape(queries, groups * take)
+    if head < count:
+        tail_scores, tail_positions = torch.topk(scores[:, head:], min(take, count - head), dim=1)
+        candidate_scores = torch.cat([candidate_scores, tail_scores], dim=1)
+        candidate_positions = torch.cat([candidate_positions, tail_positions + head], dim=1)
+    best, order = torch.topk(candidate_scores, take, dim=1)
+    return best, torch.gather(candidate_positions, 1, order)
