@@ -24,16 +24,14 @@ from core.answer.protocol import (
     GenerationRequest,
     TextDelta,
 )
-from core.catalog.catalog import DEFAULT_TENANT, CollectionCatalog
-from core.catalog.collection_config import CollectionConfig
 from core.context.budget import ContextBudget
 from core.embed.protocol import Embedder
 from core.errors import InvalidArgument
-from core.indexer import Indexer
 from core.models import Document
 from core.retrieve.pipeline import RetrievalPipeline
 from core.retrieve.request import RetrievalRequest
 from tests.llm_server import garden_guides
+from tests.unit.pipeline_support import indexed_pipeline
 
 QUESTION = "How are the garden plants watered and fed?"
 WIDE = ContextBudget(max_tokens=4000)  # more than any window below can hold
@@ -61,15 +59,10 @@ class RecordingGenerator:
 def pipeline(
     embedder: Embedder, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[RetrievalPipeline]:
-    catalog = CollectionCatalog(Path(tmp_path_factory.mktemp("window-data")))
-    catalog.open_all()
-    config = CollectionConfig(embedding_model=embedder.model_name, embedding_dim=embedder.dimension)
-    collection = catalog.create(DEFAULT_TENANT, "garden", config)
+    data_dir = Path(tmp_path_factory.mktemp("window-data"))
     docs = [Document(doc_id, text) for doc_id, text in garden_guides(plants=8, sentences=8)]
-    Indexer(embedder, 200, 1 << 20).index(collection, docs)
-    with ThreadPoolExecutor(2) as pool:
-        yield RetrievalPipeline(catalog, embedder, pool)
-    catalog.close()
+    with indexed_pipeline(embedder, data_dir, "garden", docs) as built:
+        yield built
 
 
 def _answer(

@@ -13,13 +13,16 @@ from core.answer.answer_service import AnswerRequest, AnswerService
 from core.answer.events import AnswerDelta, AnswerEvent, AnswerStarted, AnswerSummary
 from core.answer.prompts import PromptLibrary, default_prompts_dir
 from core.answer.protocol import GenerationEvent, GenerationFinished, GenerationRequest, TextDelta
-from core.catalog.catalog import DEFAULT_TENANT, CollectionCatalog
-from core.catalog.collection_config import CollectionConfig
 from core.embed.protocol import Embedder
-from core.indexer import Indexer
 from core.models import Document
 from core.retrieve.pipeline import RetrievalPipeline
 from core.retrieve.request import RetrievalRequest
+from tests.unit.pipeline_support import indexed_pipeline
+
+DOCS = [
+    Document("tea.md", "# Tea\n\nGreen tea is steeped at 80 degrees for two minutes."),
+    Document("coffee.md", "# Coffee\n\nEspresso is brewed at nine bars of pressure."),
+]
 
 
 class ScriptedGenerator:
@@ -47,18 +50,9 @@ class ScriptedGenerator:
 def pipeline(
     embedder: Embedder, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[RetrievalPipeline]:
-    catalog = CollectionCatalog(Path(tmp_path_factory.mktemp("answer-data")))
-    catalog.open_all()
-    config = CollectionConfig(embedding_model=embedder.model_name, embedding_dim=embedder.dimension)
-    collection = catalog.create(DEFAULT_TENANT, "docs", config)
-    docs = [
-        Document("tea.md", "# Tea\n\nGreen tea is steeped at 80 degrees for two minutes."),
-        Document("coffee.md", "# Coffee\n\nEspresso is brewed at nine bars of pressure."),
-    ]
-    Indexer(embedder, 200, 1 << 20).index(collection, docs)
-    with ThreadPoolExecutor(2) as pool:
-        yield RetrievalPipeline(catalog, embedder, pool)
-    catalog.close()
+    data_dir = Path(tmp_path_factory.mktemp("answer-data"))
+    with indexed_pipeline(embedder, data_dir, "docs", DOCS) as built:
+        yield built
 
 
 def _run(service: AnswerService, query: str) -> list[AnswerEvent]:

@@ -24,6 +24,7 @@ from core.indexer import Indexer
 from core.models import Document
 from core.retrieve.pipeline import RetrievalPipeline
 from core.retrieve.request import RetrievalRequest
+from tests.unit.test_query_embedding_cache import CountingEmbedder
 
 DOCS = [
     Document("tea.md", "# Tea\n\nGreen tea is steeped at 80 degrees for two minutes."),
@@ -33,30 +34,7 @@ DOCS = [
 ]
 
 
-class Counting:
-    """The real model, counting document embedding calls."""
-
-    def __init__(self, inner: SentenceTransformerEmbedder) -> None:
-        self.inner = inner
-        self.model_name = inner.model_name
-        self.dimension = inner.dimension
-        self.max_tokens = inner.max_tokens
-        self.device = inner.device
-        self.additive_token_counts = inner.additive_token_counts
-        self.document_calls = 0
-
-    def embed_documents(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        self.document_calls += 1
-        return self.inner.embed_documents(texts)
-
-    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        return self.inner.embed_queries(texts)
-
-    def count_tokens(self, text: str) -> int:
-        return self.inner.count_tokens(text)
-
-
-class Rotated(Counting):
+class Rotated(CountingEmbedder):
     """Another model of the same width: the real vectors under a fixed random rotation."""
 
     def __init__(self, inner: SentenceTransformerEmbedder, dimension: int | None = None) -> None:
@@ -68,8 +46,7 @@ class Rotated(Counting):
         self.dimension = width
 
     def embed_documents(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        self.document_calls += 1
-        rotated = (self.inner.embed_documents(texts) @ self.rotation).astype(np.float32)
+        rotated = (super().embed_documents(texts) @ self.rotation).astype(np.float32)
         return rotated[:, : self.dimension]
 
 
@@ -91,11 +68,11 @@ def test_the_indexing_model_passes_and_is_checked_once(
     catalog: CollectionCatalog, embedder: SentenceTransformerEmbedder
 ) -> None:
     collection = _indexed(catalog, embedder)
-    counting = Counting(embedder)
+    counting = CountingEmbedder(embedder)
     check = ModelCheck(counting)
     for _ in range(3):
         check.require(collection)
-    assert counting.document_calls == 1
+    assert len(counting.document_batches) == 1
 
 
 def test_another_model_of_the_same_width_is_failed_precondition(
@@ -120,7 +97,7 @@ def test_another_width_is_failed_precondition_without_embedding(
         ModelCheck(narrow).require(collection)
     assert "holds 384-dimensional vectors" in str(raised.value)
     assert "makes 128-dimensional ones" in str(raised.value)
-    assert narrow.document_calls == 0
+    assert narrow.document_batches == []
 
 
 def test_an_empty_collection_is_judged_once_it_holds_chunks(

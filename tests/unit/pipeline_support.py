@@ -1,0 +1,33 @@
+"""A real retrieval pipeline over one freshly indexed collection, for tests above the pipeline."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+
+from core.catalog.catalog import DEFAULT_TENANT, CollectionCatalog
+from core.catalog.collection_config import CollectionConfig
+from core.embed.protocol import Embedder
+from core.indexer import Indexer
+from core.models import Document
+from core.retrieve.pipeline import RetrievalPipeline
+
+
+@contextmanager
+def indexed_pipeline(
+    embedder: Embedder, data_dir: Path, collection: str, documents: Sequence[Document]
+) -> Iterator[RetrievalPipeline]:
+    """`documents` indexed into `collection` under `data_dir`, and a pipeline over it."""
+    catalog = CollectionCatalog(data_dir)
+    catalog.open_all()
+    config = CollectionConfig(embedding_model=embedder.model_name, embedding_dim=embedder.dimension)
+    Indexer(embedder, 200, 1 << 20).index(
+        catalog.create(DEFAULT_TENANT, collection, config), documents
+    )
+    try:
+        with ThreadPoolExecutor(2) as pool:
+            yield RetrievalPipeline(catalog, embedder, pool)
+    finally:
+        catalog.close()
