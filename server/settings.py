@@ -16,6 +16,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from core.answer.llama_cpp_generator import DEFAULT_N_CTX
 from core.errors import InvalidArgument
 from core.retrieve.fusion import FusionMethod
 from core.retrieve.modes import RetrievalMode
@@ -404,6 +405,9 @@ def validate_settings(settings: Settings) -> None:
         ),
     ]
     generator = settings.generator
+    window = generator.context_window_tokens
+    if not window and generator.resolved_kind() is GeneratorKind.LOCAL:
+        window = DEFAULT_N_CTX
     checks += [
         (
             generator.api in {"completions", "chat"},
@@ -431,10 +435,10 @@ def validate_settings(settings: Settings) -> None:
             f"must be 0 (unset) or between 64 and {MAX_CONTEXT_WINDOW_TOKENS}",
         ),
         (
-            generator.context_window_tokens == 0
-            or generator.max_tokens < generator.context_window_tokens,
+            window == 0 or generator.max_tokens < window,
             "generator.max_tokens",
-            "must be less than generator.context_window_tokens, to leave room for the prompt",
+            f"must be less than the generator's context window ({window} tokens, "
+            "generator.context_window_tokens), to leave room for the prompt",
         ),
         (
             0.25 <= generator.prompt_token_ratio <= 4,

@@ -163,7 +163,7 @@ class AnswerService:
             raise no_room_error(window, widest, output)
         requested = request.retrieval.budget
         budget = tried = first_budget(requested, window.room(widest, output), window)
-        for _ in range(MAX_FIT_ATTEMPTS):
+        for attempt in range(1, MAX_FIT_ATTEMPTS + 1):
             result = self._retrieve(replace(request.retrieval, budget=budget), queries)
             grounding = self._render(request, result, budget)
             prompt_tokens = window.count(grounding.prompt)
@@ -171,14 +171,14 @@ class AnswerService:
                 if budget == requested:
                     return grounding
                 if result.hits and not result.context.citations:
-                    raise no_fit_error(window, budget)  # not even a cut passage fits
+                    raise no_fit_error(window, budget, attempt)  # not even a cut passage fits
                 warning = budget_lowered_warning(requested, budget, window, output)
                 fitted = replace(result, warnings=(*result.warnings, warning))
                 return replace(grounding, result=fitted)
             template_tokens = fixed.get(grounding.template, widest)
             room = window.room(template_tokens, output)
             tried, budget = budget, smaller_budget(budget, prompt_tokens - template_tokens, room)
-        raise no_fit_error(window, tried)
+        raise no_fit_error(window, tried, MAX_FIT_ATTEMPTS)
 
     def _template_candidates(self, request: AnswerRequest) -> tuple[str, ...]:
         """Templates `select_template` may pick for this request."""

@@ -93,13 +93,15 @@ def no_room_error(window: ContextWindow, fixed_tokens: int, output_tokens: int) 
     )
 
 
-def no_fit_error(window: ContextWindow, last_budget: ContextBudget) -> InvalidArgument:
+def no_fit_error(
+    window: ContextWindow, last_budget: ContextBudget, retrievals: int
+) -> InvalidArgument:
     """The error when no retrieved passage fits beside the template, question and answer."""
     return InvalidArgument.field(
         "retrieve.budget",
         f"no retrieved passage fits the generator's {window.tokens}-token context window beside "
         f"the prompt template, question and answer (tried budgets down to "
-        f"{_describe(last_budget)} in {MAX_FIT_ATTEMPTS} retrievals); lower max_tokens, shorten "
+        f"{_describe(last_budget)} in {retrievals} retrievals); lower max_tokens, shorten "
         "the question or raise generator.context_window_tokens if the model allows more",
     )
 

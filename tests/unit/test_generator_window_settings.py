@@ -33,15 +33,20 @@ def test_defaults_leave_the_window_unset() -> None:
         ),
         (
             {"GROUNDWIRE_GENERATOR__CONTEXT_WINDOW_TOKENS": "256"},
-            "generator.max_tokens: must be less than generator.context_window_tokens, "
-            "to leave room for the prompt",
+            "generator.max_tokens: must be less than the generator's context window (256 "
+            "tokens, generator.context_window_tokens), to leave room for the prompt",
+        ),
+        (
+            {"GROUNDWIRE_GENERATOR__KIND": "local", "GROUNDWIRE_GENERATOR__MAX_TOKENS": "4096"},
+            "generator.max_tokens: must be less than the generator's context window (2048 "
+            "tokens, generator.context_window_tokens), to leave room for the prompt",
         ),
         (
             {"GROUNDWIRE_GENERATOR__PROMPT_TOKEN_RATIO": "0.1"},
             "generator.prompt_token_ratio: must be between 0.25 and 4",
         ),
     ],
-    ids=["window-too-small", "answer-fills-window", "ratio"],
+    ids=["window-too-small", "answer-fills-window", "answer-fills-local-default", "ratio"],
 )
 def test_invalid_values_name_the_setting_and_the_fix(env: dict[str, str], message: str) -> None:
     with pytest.raises(InvalidArgument) as error:
