@@ -54,8 +54,9 @@ class ModelCheck:
         if verdict:
             raise FailedPrecondition(verdict)
 
-    def _judge(self, collection: Collection) -> str | None:
-        """ "" (same model) or the error message; None, not kept, while the collection is empty."""
+    def _judge(self, collection: Collection) -> str:
+        """The verdict, kept for the collection: "" for the same model, else the error message;
+        "" and nothing kept while the collection holds no chunks."""
         embedder = self._embedder
         stored_dim = collection.config.embedding_dim
         if stored_dim and stored_dim != embedder.dimension:
@@ -69,12 +70,14 @@ class ModelCheck:
         row_ids, stored = next(
             collection.store.iter_live_vectors(batch_size=SAMPLE_CHUNKS), ([], [])
         )
-        if len(row_ids) == 0:
-            return ""  # nothing indexed yet: the first write decides, the next check judges
         chunks = collection.store.get_chunks([int(i) for i in row_ids])
-        texts = [embedding_text(chunks[int(i)].section_path, chunks[int(i)].text) for i in row_ids]
+        kept = [position for position, i in enumerate(row_ids) if int(i) in chunks]  # not deleted
+        if not kept:
+            return ""  # nothing indexed yet: the first write decides, the next check judges
+        sampled = [chunks[int(row_ids[position])] for position in kept]
+        texts = [embedding_text(chunk.section_path, chunk.text) for chunk in sampled]
         fresh = embedder.embed_documents(texts)
-        cosines = np.sum(fresh * np.asarray(stored, dtype=np.float32), axis=1)
+        cosines = np.sum(fresh * np.asarray(stored, dtype=np.float32)[kept], axis=1)
         worst = float(cosines.min())
         verdict = ""
         if worst < SAME_MODEL_MIN_COSINE:
