@@ -112,6 +112,7 @@ class IndexMaintenance:
         runtime = self._runtime
 
         def store() -> list[str]:
+            runtime.model_check.require(collection)  # memories live in the collection's space
             vectors = runtime.embedder.embed_documents([d.text for d in drafts])
             return collection.memories().add(drafts, vectors)
 

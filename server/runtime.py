@@ -60,6 +60,7 @@ class Runtime:
         self._indexer: Indexer | None = None
         self._pipeline: RetrievalPipeline | None = None
         self._answers: AnswerService | None = None
+        self._model_check: ModelCheck | None = None
         prompts_dir = (
             Path(settings.generator.prompts_dir)
             if settings.generator.prompts_dir
@@ -100,7 +101,7 @@ class Runtime:
                 cache.retrieval_ttl_s, cache.retrieval_max_entries
             )
             queries = self.embedding_cache
-        model_check = ModelCheck(self._embedder)
+        model_check = self._model_check = ModelCheck(self._embedder)
         self._indexer = Indexer(
             self._embedder,
             self.settings.indexing.chunk_max_tokens,
@@ -162,6 +163,13 @@ class Runtime:
         self._require_ready()
         assert self._answers is not None
         return self._answers
+
+    @property
+    def model_check(self) -> ModelCheck:
+        """Whether a collection was indexed with the served model; IndexNotReady until loaded."""
+        self._require_ready()
+        assert self._model_check is not None
+        return self._model_check
 
     @property
     def maintenance(self) -> CollectionMaintenance:

@@ -1,4 +1,4 @@
-"""A data directory served with another embedding model: Retrieve, Answer and upserts get
+"""A data directory served with another embedding model: Retrieve, Answer, upserts and memories get
 FAILED_PRECONDITION naming the fix instead of silently searching the wrong vector space; the same
 directory served with its own model again works, with nothing lost.
 
@@ -88,6 +88,12 @@ def test_another_model_is_refused_and_the_own_model_still_serves(tmp_path: Path)
             with pytest.raises(grpc.RpcError) as upsert:
                 _upsert(channel, "cocoa.md", "# Cocoa\n\nCocoa is made with milk.")
             assert upsert.value.code() is grpc.StatusCode.FAILED_PRECONDITION
+            with pytest.raises(grpc.RpcError) as memories:
+                ix_grpc.IndexServiceStub(channel).AddMemories(
+                    ix.AddMemoriesRequest(memories=[ix.Memory(text="The user drinks tea.")]),
+                    timeout=60,
+                )
+            assert memories.value.code() is grpc.StatusCode.FAILED_PRECONDITION
             with pytest.raises(grpc.RpcError) as answer:
                 request = rs.AnswerRequest(retrieve=rs.RetrieveRequest(query="espresso?"))
                 list(rs_grpc.RetrievalServiceStub(channel).Answer(request, timeout=60))

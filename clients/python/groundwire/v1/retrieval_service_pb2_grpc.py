@@ -62,7 +62,7 @@ class RetrievalServiceServicer:
         """Retrieve runs the retrieval pipeline and returns ranked hits plus an
         assembled, citation-tagged context within the requested budget.
         FAILED_PRECONDITION when the collection was indexed with another embedding
-        model than the server runs (Answer and upserts likewise).
+        model than the server runs (Answer, upserts and AddMemories likewise).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
