@@ -229,7 +229,12 @@ class TorchExactIndex:
             graph = self._capture(key, query, include)
             if graph is None:
                 return None
-        return _padded(*graph.run(query), k)
+        try:
+            return _padded(*graph.run(query), k)
+        except RuntimeError as exc:
+            log.warning("CUDA graph dense search failed (%s); searching eagerly from now on", exc)
+            self.cuda_graphs, self._graph = False, None
+            return None
 
     def _capture(
         self, key: GraphKey, query: torch.Tensor, include: torch.Tensor | None
