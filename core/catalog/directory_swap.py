@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
+import re
 import shutil
 import uuid
 from pathlib import Path
@@ -15,6 +16,7 @@ SWAP_PURPOSE = "swap"
 """`sibling_temp` purpose of the directory parked aside by the rename fallback."""
 RESTORE_PURPOSE = "restore"
 """`sibling_temp` purpose of a staged restore (core.catalog.snapshot)."""
+_SIBLING_NAME = re.compile(r"\.(?P<target>.+)\.(?P<purpose>[a-z]+)-[0-9a-f]{32}")
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
 
@@ -47,6 +49,12 @@ def exchange_directories(first: Path, second: Path) -> None:
 def sibling_temp(target: Path, purpose: str) -> Path:
     """A fresh hidden path next to `target` (same file system), e.g. `.name.restore-<hex>`."""
     return target.with_name(f".{target.name}.{purpose}-{uuid.uuid4().hex}")
+
+
+def sibling_parts(entry: Path) -> tuple[str, str] | None:
+    """(target name, purpose) when `entry` is named by `sibling_temp`, else None."""
+    match = _SIBLING_NAME.fullmatch(entry.name)
+    return None if match is None else (match.group("target"), match.group("purpose"))
 
 
 def remove_stale_siblings(target: Path, purpose: str) -> None:

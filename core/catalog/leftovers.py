@@ -15,21 +15,16 @@ leaves hidden directories behind, each as large as a collection:
 from __future__ import annotations
 
 import logging
-import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.catalog.directory_swap import RESTORE_PURPOSE, SWAP_PURPOSE
+from core.catalog.directory_swap import RESTORE_PURPOSE, SWAP_PURPOSE, sibling_parts
+from core.catalog.snapshot import is_unfinished_work
 
 __all__ = ["LeftoverReport", "clear_collection_leftovers", "clear_snapshot_leftovers"]
 
 logger = logging.getLogger(__name__)
-
-_SIBLING = re.compile(
-    rf"^\.(?P<name>.+)\.(?P<purpose>{RESTORE_PURPOSE}|{SWAP_PURPOSE})-[0-9a-f]{{32}}$"
-)
-_SNAPSHOT_WORK = re.compile(r"^\.(?:tmp|deleting)-[0-9a-f]{32}$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,11 +41,11 @@ def clear_collection_leftovers(tenant_dir: Path) -> LeftoverReport:
     removed: list[Path] = []
     recovered: list[Path] = []
     for entry in sorted(tenant_dir.iterdir()):
-        match = _SIBLING.fullmatch(entry.name)
-        if match is None or not entry.is_dir():
+        parts = sibling_parts(entry)
+        if parts is None or parts[1] not in (RESTORE_PURPOSE, SWAP_PURPOSE) or not entry.is_dir():
             continue
-        live = tenant_dir / match.group("name")
-        if match.group("purpose") == SWAP_PURPOSE and not live.exists():
+        live = tenant_dir / parts[0]
+        if parts[1] == SWAP_PURPOSE and not live.exists():
             entry.rename(live)
             recovered.append(live)
             logger.warning("moved %s back to %s: a swap was interrupted", entry, live)
@@ -69,7 +64,7 @@ def clear_snapshot_leftovers(snapshots_dir: Path) -> LeftoverReport:
     removed: list[Path] = []
     for root in sorted(p for p in snapshots_dir.glob("*/*") if p.is_dir()):
         for entry in sorted(root.iterdir()):
-            if _SNAPSHOT_WORK.fullmatch(entry.name) and entry.is_dir():
+            if is_unfinished_work(entry) and entry.is_dir():
                 shutil.rmtree(entry, ignore_errors=True)
                 removed.append(entry)
                 logger.warning("removed %s, left by an interrupted snapshot", entry)

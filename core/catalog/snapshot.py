@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import re
 import shutil
 import sqlite3
 import time
@@ -59,6 +60,13 @@ logger = logging.getLogger(__name__)
 DATABASE_GLOB = "*.sqlite3"
 MAX_ID_ATTEMPTS = 1000
 COPY_BLOCK = 1 << 20
+WRITING_PREFIX = ".tmp-"
+"""A snapshot being written lives in `<WRITING_PREFIX><hex>` until it is renamed into place."""
+DELETING_PREFIX = ".deleting-"
+"""A snapshot being deleted is renamed to `<DELETING_PREFIX><hex>` first."""
+_WORK_NAME = re.compile(
+    rf"(?:{re.escape(WRITING_PREFIX)}|{re.escape(DELETING_PREFIX)})[0-9a-f]{{32}}"
+)
 
 
 def utc_now() -> datetime:
@@ -89,7 +97,7 @@ def take_snapshot(
     if include_dense_index is None:
         include_dense_index = collection.config.dense.dense_kind is not DenseKind.FLAT
     snapshots_root.mkdir(parents=True, exist_ok=True)
-    temp = snapshots_root / f".tmp-{uuid.uuid4().hex}"
+    temp = snapshots_root / f"{WRITING_PREFIX}{uuid.uuid4().hex}"
     temp.mkdir()
     try:
         info = _publish(temp, snapshots_root, _fill(collection, temp, include_dense_index, clock))
@@ -102,6 +110,11 @@ def take_snapshot(
         *(info.snapshot_id, collection.name, info.sequence, info.document_count, size),
     )
     return replace(info, size_bytes=size)
+
+
+def is_unfinished_work(entry: Path) -> bool:
+    """Whether `entry` is a snapshot being written or deleted (named as this module names them)."""
+    return _WORK_NAME.fullmatch(entry.name) is not None
 
 
 def list_snapshots(snapshots_root: Path) -> list[SnapshotInfo]:
@@ -123,7 +136,7 @@ def delete_snapshot(snapshots_root: Path, snapshot_id: str) -> int:
     """Remove a snapshot; the bytes freed. InvalidArgument or NotFound for a bad id."""
     directory = snapshot_directory(snapshots_root, snapshot_id)
     freed = directory_bytes(directory)
-    doomed = snapshots_root / f".deleting-{uuid.uuid4().hex}"
+    doomed = snapshots_root / f"{DELETING_PREFIX}{uuid.uuid4().hex}"
     os.rename(directory, doomed)  # the snapshot disappears in one step
     fsync_directory(snapshots_root)
     shutil.rmtree(doomed, ignore_errors=True)
