@@ -1,6 +1,6 @@
 """Single-query exact search replayed as a CUDA graph (TorchExactIndex on CUDA).
 
-One query's search is a handful of small kernels (matmul, mask, the two top-k stages, the id
+One query's search is a handful of small kernels (matmul, mask, top-k in one or two stages, the id
 lookup) whose launch overhead from Python is a large part of its 0.5 ms on an H100. Captured once
 for a fixed view of the corpus, a replay launches them all at once; only the query copy in and
 the result copy out remain outside the graph.
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import torch
 
-from core.dense.torch_topk import two_stage_top_k
+from core.dense.torch_topk import row_ids, top_k_of_rows
 
 __all__ = ["GraphKey", "SingleQueryGraph", "single_query_search"]
 
@@ -43,14 +43,13 @@ def single_query_search(
     k: int,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Top-k of one query (1, d) over `corpus` (n, d): (scores float32 (1, k'), row ids int64
-    (1, k'), -1 where no included row was left), k' = min(k, n). Allocation-free on the host
-    side and free of device synchronisation, so it can be captured."""
+    (1, k'), -1 where no included row was left), k' = min(k, n): the eager path's top-k and id
+    lookup, free of device synchronisation, so it can be captured."""
     scores = torch.matmul(query, corpus.T)
     if include is not None:
         scores.masked_fill_(~include.unsqueeze(0), float("-inf"))
-    best, positions = two_stage_top_k(scores, k)
-    found = torch.where(torch.isneginf(best), -1, ids[positions])
-    return best.float(), found
+    best, positions = top_k_of_rows(scores, min(k, corpus.shape[0]))
+    return best.float(), row_ids(best, positions, ids)
 
 
 class SingleQueryGraph:

@@ -29,7 +29,7 @@ from core.dense.exact import empty_results
 from core.dense.fused_top_k import DEFAULT_CONFIG, fused_applies, fused_available, fused_top_k
 from core.dense.graph_search import GraphKey, SingleQueryGraph
 from core.dense.torch_file import SavedVectors, read_vectors_file, write_vectors_file
-from core.dense.torch_topk import tiled_top_k
+from core.dense.torch_topk import row_ids, tiled_top_k
 
 log = logging.getLogger(__name__)
 
@@ -212,8 +212,7 @@ class TorchExactIndex:
             scores, positions = fused_top_k(queries, corpus, include, k, self.fused_config)
         else:
             scores, positions = tiled_top_k(queries, corpus, include, k, self._budget)
-        ids = torch.where(torch.isneginf(scores), -1, self._ids[positions])
-        return _padded(scores, ids, k)
+        return _padded(scores, row_ids(scores, positions, self._ids), k)
 
     def _graph_search(
         self, query: torch.Tensor, k: int, include: torch.Tensor | None

@@ -105,3 +105,8 @@ def two_stage_top_k(
         candidate_positions = torch.cat([candidate_positions, tail_positions + head], dim=1)
     best, order = torch.topk(candidate_scores, take, dim=1)
     return best, torch.gather(candidate_positions, 1, order)
+
+
+def row_ids(scores: torch.Tensor, positions: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+    """The row ids at top-k `positions`, -1 where the score is -inf (no included row left)."""
+    return torch.where(torch.isneginf(scores), -1, ids[positions])
