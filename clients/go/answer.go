@@ -31,6 +31,7 @@ func (*Summary) answerEvent() {}
 // Close cancels the call early.
 type AnswerStream struct {
 	stream  grpc.ServerStreamingClient[pb.AnswerResponse]
+	ctx     context.Context
 	cancel  context.CancelFunc
 	first   *pb.AnswerResponse
 	summary *pb.AnswerSummary
@@ -49,7 +50,7 @@ func (c *Client) Answer(ctx context.Context, query string, options ...QueryOptio
 		if err == nil {
 			var first *pb.AnswerResponse
 			if first, err = stream.Recv(); err == nil {
-				s = &AnswerStream{stream: stream, cancel: cancel, first: first}
+				s = &AnswerStream{stream: stream, ctx: callCtx, cancel: cancel, first: first}
 				return nil
 			}
 			if errors.Is(err, io.EOF) {
@@ -69,6 +70,10 @@ func (c *Client) Answer(ctx context.Context, query string, options ...QueryOptio
 // (CANCELED after Close or a cancelled context, DEADLINE_EXCEEDED when the deadline passed).
 func (s *AnswerStream) Recv() (AnswerEvent, error) {
 	if s.done != nil {
+		return nil, s.done
+	}
+	if err := s.ctx.Err(); err != nil { // cancelled or past its deadline: say so, even if events were buffered
+		s.done = asError(err)
 		return nil, s.done
 	}
 	msg := s.first

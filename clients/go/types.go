@@ -18,6 +18,7 @@ type (
 	StatsResponse           = pb.StatsResponse
 	UpsertDocumentsResponse = pb.UpsertDocumentsResponse
 	DocumentResult          = pb.DocumentResult
+	DocumentOutcome         = pb.DocumentOutcome
 	DeleteDocumentsResponse = pb.DeleteDocumentsResponse
 	GetDocumentResponse     = pb.GetDocumentResponse
 	RetrievalMode           = pb.RetrievalMode
