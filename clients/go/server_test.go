@@ -15,9 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	groundwire "github.com/groundwire/groundwire/clients/go"
 )
 
 // liveServer is a `python -m server serve --port 0` child process (the real groundwire server).
@@ -120,17 +118,16 @@ func (s *liveServer) Stop() {
 	<-s.exited
 }
 
-// waitServing polls the plaintext health service until it answers SERVING.
-func (s *liveServer) waitServing(ctx context.Context) error {
-	conn, err := grpc.NewClient(s.Address, grpc.WithTransportCredentials(insecure.NewCredentials()))
+// waitServing polls the health service (through a client made with options) until it answers SERVING.
+func (s *liveServer) waitServing(ctx context.Context, options ...groundwire.Option) error {
+	client, err := groundwire.New(s.Address, options...)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	health := healthpb.NewHealthClient(conn)
+	defer client.Close()
 	for {
-		res, err := health.Check(ctx, &healthpb.HealthCheckRequest{})
-		if err == nil && res.GetStatus() == healthpb.HealthCheckResponse_SERVING {
+		serving, err := client.Health(ctx)
+		if err == nil && serving {
 			return nil
 		}
 		select {
@@ -178,8 +175,9 @@ func run(m *testing.M) int {
 	return code
 }
 
-// startOwnServer starts a server for one test and stops it when the test ends.
-func startOwnServer(t *testing.T, env ...string) *liveServer {
+// startOwnServer starts a server for one test, waits until a client made with options sees it
+// SERVING, and stops it when the test ends.
+func startOwnServer(t *testing.T, options []groundwire.Option, env ...string) *liveServer {
 	t.Helper()
 	s, err := startServer(t.TempDir(), env...)
 	if err != nil {
@@ -191,5 +189,10 @@ func startOwnServer(t *testing.T, env ...string) *liveServer {
 			t.Logf("server log:\n%s", s.Log())
 		}
 	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if err := s.waitServing(ctx, options...); err != nil {
+		t.Fatal(err)
+	}
 	return s
 }
