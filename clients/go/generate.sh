@@ -14,6 +14,7 @@ MODULE=github.com/groundwire/groundwire/clients/go
 GO_PACKAGE="$MODULE/gen/groundwire/v1;groundwirev1"
 
 py=${GROUNDWIRE_PYTHON:-${PYTHON:-$root/.venv/bin/python}}
+"$py" -c 'import grpc_tools.protoc' || { echo "generate.sh: $py has no grpcio-tools (set GROUNDWIRE_PYTHON)" >&2; exit 1; }
 bin="$root/.tools/go/bin"
 mkdir -p "$bin"
 if [ "$("$bin/protoc-gen-go" --version 2>/dev/null)" != "protoc-gen-go $PROTOC_GEN_GO_VERSION" ]; then
