@@ -169,30 +169,9 @@ func run(m *testing.M) int {
 		return 1
 	}
 	code := m.Run()
+	securedLog := stopSecured()
 	if code != 0 {
-		fmt.Fprintf(os.Stderr, "--- server log ---\n%s", shared.Log())
+		fmt.Fprintf(os.Stderr, "--- server log ---\n%s--- secured server log ---\n%s", shared.Log(), securedLog)
 	}
 	return code
-}
-
-// startOwnServer starts a server for one test, waits until a client made with options sees it
-// SERVING, and stops it when the test ends.
-func startOwnServer(t *testing.T, options []groundwire.Option, env ...string) *liveServer {
-	t.Helper()
-	s, err := startServer(t.TempDir(), env...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		s.Stop()
-		if t.Failed() {
-			t.Logf("server log:\n%s", s.Log())
-		}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	if err := s.waitServing(ctx, options...); err != nil {
-		t.Fatal(err)
-	}
-	return s
 }

@@ -26,48 +26,37 @@ type pki struct {
 	CA, ServerCert, ServerKey, ClientCert, ClientKey, OtherCA string
 }
 
-func writePEM(t *testing.T, path, kind string, der []byte) {
-	t.Helper()
-	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
+// must panics on an error: the PKI is made inside the shared secured server's sync.Once, which
+// turns the panic into that server's start-up error.
+func must[T any](value T, err error) T {
+	if err != nil {
+		panic(err)
 	}
+	return value
 }
 
-func newKey(t *testing.T) *ecdsa.PrivateKey {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return key
+func writePEM(path, kind string, der []byte) {
+	must(0, os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der}), 0o600))
+}
+
+func newKey() *ecdsa.PrivateKey {
+	return must(ecdsa.GenerateKey(elliptic.P256(), rand.Reader))
 }
 
 // issue signs template for key with the CA (a self-signed CA when parent is nil) and writes both.
-func issue(t *testing.T, template, parent *x509.Certificate, key, parentKey *ecdsa.PrivateKey, certPath, keyPath string) *x509.Certificate {
-	t.Helper()
+func issue(template, parent *x509.Certificate, key, parentKey *ecdsa.PrivateKey, certPath, keyPath string) *x509.Certificate {
 	if parent == nil {
 		parent, parentKey = template, key
 	}
-	der, err := x509.CreateCertificate(rand.Reader, template, parent, &key.PublicKey, parentKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writePEM(t, certPath, "CERTIFICATE", der)
+	der := must(x509.CreateCertificate(rand.Reader, template, parent, &key.PublicKey, parentKey))
+	writePEM(certPath, "CERTIFICATE", der)
 	if keyPath != "" {
-		pkcs8, err := x509.MarshalPKCS8PrivateKey(key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		writePEM(t, keyPath, "PRIVATE KEY", pkcs8)
+		writePEM(keyPath, "PRIVATE KEY", must(x509.MarshalPKCS8PrivateKey(key)))
 	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cert
+	return must(x509.ParseCertificate(der))
 }
 
-func newPKI(t *testing.T) pki {
-	dir := t.TempDir()
+func newPKI(dir string) pki {
 	p := pki{dir: dir}
 	for name, field := range map[string]*string{"ca.crt": &p.CA, "server.crt": &p.ServerCert, "server.key": &p.ServerKey,
 		"client.crt": &p.ClientCert, "client.key": &p.ClientKey, "other-ca.crt": &p.OtherCA} {
@@ -79,16 +68,16 @@ func newPKI(t *testing.T) pki {
 			NotBefore: now.Add(-time.Hour), NotAfter: now.Add(48 * time.Hour), IsCA: true, BasicConstraintsValid: true,
 			KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
 	}
-	caKey := newKey(t)
-	ca := issue(t, caTemplate(1, "groundwire go test CA"), nil, caKey, nil, p.CA, "")
-	issue(t, caTemplate(2, "another CA"), nil, newKey(t), nil, p.OtherCA, "")
-	issue(t, &x509.Certificate{SerialNumber: big.NewInt(3), Subject: pkix.Name{CommonName: "localhost"},
+	caKey := newKey()
+	ca := issue(caTemplate(1, "groundwire go test CA"), nil, caKey, nil, p.CA, "")
+	issue(caTemplate(2, "another CA"), nil, newKey(), nil, p.OtherCA, "")
+	issue(&x509.Certificate{SerialNumber: big.NewInt(3), Subject: pkix.Name{CommonName: "localhost"},
 		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(48 * time.Hour), DNSNames: []string{"localhost"},
 		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}, ca, newKey(t), caKey, p.ServerCert, p.ServerKey)
-	issue(t, &x509.Certificate{SerialNumber: big.NewInt(4), Subject: pkix.Name{CommonName: "go test client"},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}, ca, newKey(), caKey, p.ServerCert, p.ServerKey)
+	issue(&x509.Certificate{SerialNumber: big.NewInt(4), Subject: pkix.Name{CommonName: "go test client"},
 		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(48 * time.Hour), KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}, ca, newKey(t), caKey, p.ClientCert, p.ClientKey)
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}, ca, newKey(), caKey, p.ClientCert, p.ClientKey)
 	return p
 }
 
@@ -102,24 +91,22 @@ func listFails(t *testing.T, address string, code codes.Code, options ...groundw
 	}
 }
 
-// TestTLS runs against a server that requires client certificates (mutual TLS); the server is
-// verified with the test CA's file (WithTLS).
+// TestTLS runs against the secured server, which requires client certificates (mutual TLS); the
+// server is verified with the test CA's file (WithTLS).
 func TestTLS(t *testing.T) {
-	t.Parallel() // starts its own server: overlap its start-up with the other such test
-	p := newPKI(t)
-	withCert := []groundwire.Option{groundwire.WithTLS(p.CA), groundwire.WithClientCertificate(p.ClientCert, p.ClientKey)}
-	server := startOwnServer(t, withCert, "GROUNDWIRE_SERVER__TLS_CERT_FILE="+p.ServerCert,
-		"GROUNDWIRE_SERVER__TLS_KEY_FILE="+p.ServerKey, "GROUNDWIRE_SERVER__TLS_CLIENT_CA_FILE="+p.CA)
-
-	client := newClient(t, server.Address, withCert...)
+	t.Parallel() // waits for the secured server's start-up with TestAPIKeyRequiredAndSent
+	server := securedServer(t)
+	p := server.pki
+	client := newClient(t, server.Address, server.options()...)
 	indexed(t, client, "tls")
 	res, err := client.Retrieve(timeout(t), "key rotation", groundwire.Collection("tls"), groundwire.TopK(1))
 	if err != nil || res.GetHits()[0].GetChunk().GetDocumentId() != "rotation" {
 		t.Fatalf("over mutual TLS: %v %v", res, err)
 	}
-	listFails(t, server.Address, codes.Unavailable)                           // plaintext against TLS
-	listFails(t, server.Address, codes.Unavailable, groundwire.WithTLS(p.CA)) // no client certificate
-	listFails(t, server.Address, codes.Unavailable, groundwire.WithTLS(p.OtherCA),
+	key := groundwire.WithAPIKey(server.key)
+	listFails(t, server.Address, codes.Unavailable, key)                           // plaintext against TLS
+	listFails(t, server.Address, codes.Unavailable, key, groundwire.WithTLS(p.CA)) // no client certificate
+	listFails(t, server.Address, codes.Unavailable, key, groundwire.WithTLS(p.OtherCA),
 		groundwire.WithClientCertificate(p.ClientCert, p.ClientKey)) // the server's certificate is not trusted
 	if _, err := groundwire.New(server.Address, groundwire.WithTLS(filepath.Join(p.dir, "missing.crt"))); err == nil {
 		t.Fatal("a missing CA file was accepted")
