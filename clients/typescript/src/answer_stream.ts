@@ -57,6 +57,9 @@ export async function* answerEvents(
       if (event !== undefined) {
         yield event;
       }
+      if (signal?.aborted === true) {
+        throw cancelledError(signal);
+      }
       next = await failure(stream.messages.next(), signal);
     }
   } finally {

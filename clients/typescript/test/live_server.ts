@@ -14,6 +14,15 @@ export const REPO_ROOT = resolve(__dirname, "..", "..", "..", "..");
 const LISTENING = /groundwire listening on [\d.]+:(\d+)/;
 const START_TIMEOUT_MS = 180_000;
 
+/**
+ * This process's environment without GROUNDWIRE_PYTHON: the server reads every GROUNDWIRE_* variable
+ * as a setting and refuses unknown ones.
+ */
+function serverEnvironment(): NodeJS.ProcessEnv {
+  const { GROUNDWIRE_PYTHON: _python, ...rest } = process.env;
+  return rest;
+}
+
 export interface StartOptions {
   /** Extra GROUNDWIRE_* settings for the server. */
   env?: Record<string, string>;
@@ -52,7 +61,7 @@ export class LiveServer {
     const child = spawn(python, ["-m", "server", "serve", "--port", "0", "--data-dir", dataDir], {
       cwd: REPO_ROOT,
       env: {
-        ...process.env,
+        ...serverEnvironment(),
         GROUNDWIRE_MODEL__DEVICE: "cpu",
         GROUNDWIRE_STORAGE__SEED_DEMO_CORPUS: "false",
         ...options.env,
