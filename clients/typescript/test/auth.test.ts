@@ -16,7 +16,7 @@ before(async () => {
   keysDir = mkdtempSync(join(tmpdir(), "groundwire-ts-keys-"));
   const keysFile = join(keysDir, "keys.toml");
   const sha256 = createHash("sha256").update(KEY).digest("hex");
-  writeFileSync(keysFile, `[[keys]]\nid = "ts-writer"\ntenant = "acme"\nrole = "writer"\nsha256 = "${sha256}"\n`);
+  writeFileSync(keysFile, `[[keys]]\nid = "ts-admin"\ntenant = "acme"\nrole = "admin"\nsha256 = "${sha256}"\n`);
   server = await LiveServer.start({
     env: { GROUNDWIRE_AUTH__KEYS_FILE: keysFile, GROUNDWIRE_AUTH__REQUIRED: "true" },
   });
