@@ -7,4 +7,4 @@ cd "$here"
 npm ci --no-audit --no-fund --loglevel=error
 rm -rf dist
 npx --no-install tsc -p tsconfig.json
-node --test --test-concurrency=2 dist/test/
+node --test --test-concurrency=2 dist/test/*.test.js
