@@ -6,7 +6,6 @@ import {
   type Metadata,
   type ServiceError,
 } from "@grpc/grpc-js";
-import { Document } from "./generated/groundwire/v1/common";
 import { answerEvents, type AnswerEvent } from "./answer_stream";
 import { callDeadline, cancelledError, onAbort, type CallOptions } from "./call_options";
 import {
@@ -16,6 +15,7 @@ import {
   type ClientOptions,
 } from "./connection";
 import { toGroundwireError } from "./errors";
+import { Document } from "./generated/groundwire/v1/common";
 import {
   HealthCheckResponse_ServingStatus as ServingStatus,
   HealthClient,

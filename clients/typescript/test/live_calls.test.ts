@@ -161,6 +161,14 @@ describe("errors, cancellation and deadlines", () => {
     assert.equal(found.hits.length, 1);
   });
 
+  test("a failing document source fails the upsert with its own error", async () => {
+    async function* failing(): AsyncGenerator<{ documentId: string; text: string }> {
+      yield { documentId: "half-written", text: "This document must not be committed." };
+      throw new Error("the source broke");
+    }
+    await assert.rejects(client.upsertDocuments(failing(), { collection: COLLECTION, batchSize: 1 }), /the source broke/);
+  });
+
   test("a deadline that expires fails with DEADLINE_EXCEEDED and is not retried", async () => {
     const retries: number[] = [];
     const error = await client
