@@ -163,7 +163,7 @@ describe("errors, cancellation and deadlines", () => {
 
   test("a failing document source fails the upsert with its own error", async () => {
     async function* failing(): AsyncGenerator<{ documentId: string; text: string }> {
-      yield { documentId: "half-written", text: "This document must not be committed." };
+      yield { documentId: "half-written", text: "The source fails after this document." };
       throw new Error("the source broke");
     }
     await assert.rejects(client.upsertDocuments(failing(), { collection: COLLECTION, batchSize: 1 }), /the source broke/);
