@@ -78,10 +78,11 @@ def _add_index(sub: Subparsers) -> None:
     )
 
 
-def _add_retrieve_options(command: argparse.ArgumentParser) -> None:
+def _add_retrieve_options(command: argparse.ArgumentParser, top_k: int | None) -> None:
     command.add_argument("--collection", default="", help=COLLECTION_HELP)
+    shown = "the server's, 10" if top_k is None else str(top_k)
     command.add_argument(
-        "--top-k", type=int, help="number of hits to retrieve (default: the server's, 10)"
+        "--top-k", type=int, default=top_k, help=f"number of hits to retrieve (default: {shown})"
     )
     command.add_argument(
         "--mode",
@@ -99,8 +100,7 @@ def _add_retrieve_options(command: argparse.ArgumentParser) -> None:
 def _add_query(sub: Subparsers) -> None:
     query = sub.add_parser("query", help="retrieve hits for a question")
     query.add_argument("text", help="the question or search text")
-    _add_retrieve_options(query)
-    query.set_defaults(top_k=5)
+    _add_retrieve_options(query, top_k=5)
     query.add_argument(
         "--json", action="store_true", help="print the whole RetrieveResponse as JSON"
     )
@@ -109,7 +109,7 @@ def _add_query(sub: Subparsers) -> None:
 def _add_answer(sub: Subparsers) -> None:
     answer = sub.add_parser("answer", help="stream a cited answer")
     answer.add_argument("text", help="the question")
-    _add_retrieve_options(answer)
+    _add_retrieve_options(answer, top_k=None)
     answer.add_argument(
         "--template",
         default="",
