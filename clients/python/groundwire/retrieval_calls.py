@@ -55,7 +55,8 @@ class RetrievalCalls:
         """Stream a cited answer: AnswerStarted, then TokenDelta events, then AnswerFinished.
 
         Takes the options of `retrieve` plus template ("" lets the server choose), temperature,
-        max_tokens and rewrite. The call starts when iteration starts.
+        max_tokens and rewrite. The call starts when iteration starts; `timeout` covers the
+        whole stream (default: the client's). Leave early with `stream.cancel()` or `with stream:`.
         """
         generation: AnswerOptions = {
             "template": template,
