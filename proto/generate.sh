@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one way generated code is made. Pinned generator: grpcio-tools (version in pyproject.toml).
 # Python stubs land in clients/python/groundwire/v1 (importable as `groundwire.v1`), the single
-# place both the server and the Python client import them from.
+# place both the server and the Python client (groundwire-client, clients/python) import them from.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"

@@ -8,13 +8,19 @@ import dataclasses
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TypeAlias
 
 from core.errors import InvalidArgument
+from groundwire.retrieve_options import RetrieveOptions
 from server.commands.client_channel import Endpoint
 from server.request_context import configure_logging
 from server.settings import Settings, load_settings
 
 DEFAULT_TARGET = "127.0.0.1:50051"
+
+
+TARGET_HELP = f"host:port of the groundwire server (default: {DEFAULT_TARGET})"
+COLLECTION_HELP = "collection to search (default: the default collection)"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -25,49 +31,134 @@ def _parser() -> argparse.ArgumentParser:
         "--config", type=Path, help="settings TOML file (default: $GROUNDWIRE_CONFIG)"
     )
     sub = parser.add_subparsers(dest="command", required=True)
+    _add_serve(sub)
+    _add_index(sub)
+    _add_query(sub)
+    _add_answer(sub)
+    _add_keygen(sub)
+    _add_eval(sub)
+    return parser
+
+
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
+def _add_serve(sub: Subparsers) -> None:
     serve = sub.add_parser(
         "serve", help="run the gRPC server (embedded default: ./groundwire-data, bundled model)"
     )
-    serve.add_argument("--host")
-    serve.add_argument("--port", type=int)
-    serve.add_argument("--data-dir")
-    serve.add_argument("--device", help="auto | cpu | cuda | cuda:N")
+    serve.add_argument("--host", help="address to listen on (default: server.host, 127.0.0.1)")
+    serve.add_argument(
+        "--port", type=int, help="port to listen on; 0 picks a free one (default: server.port)"
+    )
+    serve.add_argument(
+        "--data-dir", help="directory holding the collections (default: storage.data_dir)"
+    )
+    serve.add_argument(
+        "--device", help="embedding device: auto | cpu | cuda | cuda:N (default: model.device)"
+    )
+
+
+def _add_index(sub: Subparsers) -> None:
     index = sub.add_parser(
         "index",
         help="index files and folders into a collection",
         description="Send Markdown, text, reST, HTML and PDF files (folders recursively, hidden "
         "ones ignored) and print a per-format summary; exits 1 when a document failed.",
     )
-    index.add_argument("paths", nargs="+")
-    index.add_argument("--collection", default="default")
-    index.add_argument("--target", default=DEFAULT_TARGET)
+    index.add_argument("paths", nargs="+", help="files and folders to index")
+    index.add_argument(
+        "--collection",
+        default="default",
+        help="collection to index into; created when missing (default: default)",
+    )
+    index.add_argument("--target", default=DEFAULT_TARGET, help=TARGET_HELP)
     index.add_argument(
         "--no-progress", action="store_true", help="no progress bar (it is off when not a TTY)"
     )
+
+
+def _add_retrieve_options(command: argparse.ArgumentParser, top_k: int | None) -> None:
+    command.add_argument("--collection", default="", help=COLLECTION_HELP)
+    shown = "the server's, 10" if top_k is None else str(top_k)
+    command.add_argument(
+        "--top-k", type=int, default=top_k, help=f"number of hits to retrieve (default: {shown})"
+    )
+    command.add_argument(
+        "--mode",
+        choices=["dense", "lexical", "hybrid"],
+        help="retrieval mode (default: the server's, hybrid)",
+    )
+    command.add_argument(
+        "--fusion",
+        choices=["rrf", "weighted", "max", "dbsf"],
+        help="how hybrid mode fuses the dense and lexical lists (default: the server's)",
+    )
+    command.add_argument("--target", default=DEFAULT_TARGET, help=TARGET_HELP)
+
+
+def _add_query(sub: Subparsers) -> None:
     query = sub.add_parser("query", help="retrieve hits for a question")
-    query.add_argument("text")
-    query.add_argument("--collection", default="")
-    query.add_argument("--top-k", type=int, default=5)
-    query.add_argument("--mode", choices=["dense", "lexical", "hybrid"])
-    query.add_argument("--fusion", choices=["rrf", "weighted", "max", "dbsf"])
-    query.add_argument("--json", action="store_true")
-    query.add_argument("--target", default=DEFAULT_TARGET)
+    query.add_argument("text", help="the question or search text")
+    _add_retrieve_options(query, top_k=5)
+    query.add_argument(
+        "--json", action="store_true", help="print the whole RetrieveResponse as JSON"
+    )
+
+
+def _add_answer(sub: Subparsers) -> None:
     answer = sub.add_parser("answer", help="stream a cited answer")
-    answer.add_argument("text")
-    answer.add_argument("--collection", default="")
-    answer.add_argument("--target", default=DEFAULT_TARGET)
+    answer.add_argument("text", help="the question")
+    _add_retrieve_options(answer, top_k=None)
+    answer.add_argument(
+        "--template",
+        default="",
+        help="prompt template: qa, code_qa, summarize or another installed one (default: the server's "
+        "choice for the question)",
+    )
+    answer.add_argument(
+        "--max-tokens", type=int, help="most tokens to generate (default: the generator's)"
+    )
+    answer.add_argument(
+        "--temperature", type=float, help="sampling temperature (default: the generator's)"
+    )
+    answer.add_argument(
+        "--rewrite",
+        action="store_true",
+        help="let the generator rewrite the question into search queries first",
+    )
+    answer.add_argument(
+        "--json",
+        action="store_true",
+        help="print each stream event (started, delta, summary) as one JSON object per line",
+    )
+
+
+def _add_keygen(sub: Subparsers) -> None:
     keygen = sub.add_parser("keygen", help="make an API key and print its keys-file entry")
-    keygen.add_argument("--tenant", required=True)
-    keygen.add_argument("--role", choices=["reader", "writer", "admin"], required=True)
+    keygen.add_argument("--tenant", required=True, help="tenant the key belongs to")
+    keygen.add_argument(
+        "--role",
+        choices=["reader", "writer", "admin"],
+        required=True,
+        help="what the key may do: reader (search), writer (+ index), admin (+ maintenance)",
+    )
     keygen.add_argument("--id", dest="key_id", required=True, help="a name for the key")
+
+
+def _add_eval(sub: Subparsers) -> None:
     evaluate = sub.add_parser("eval", help="IR metrics on a BEIR-layout dataset")
-    evaluate.add_argument("--dataset", type=Path, required=True)
-    evaluate.add_argument("--json", action="store_true")
+    evaluate.add_argument(
+        "--dataset",
+        type=Path,
+        required=True,
+        help="folder with corpus.jsonl, queries.jsonl and qrels/test.tsv",
+    )
+    evaluate.add_argument("--json", action="store_true", help="print the report as JSON")
     evaluate.add_argument("--output", type=Path, help="also write the JSON report here")
     evaluate.add_argument(
         "--embedding-cache", type=Path, help="SQLite file caching document vectors between runs"
     )
-    return parser
 
 
 def _serve_settings(settings: Settings, args: argparse.Namespace) -> Settings:
@@ -85,6 +176,15 @@ def _serve_settings(settings: Settings, args: argparse.Namespace) -> Settings:
         dataclasses.replace(settings.model, device=args.device) if args.device else settings.model
     )
     return settings.replace(server=server, storage=storage, model=model)
+
+
+def _retrieve_options(args: argparse.Namespace) -> RetrieveOptions:
+    return {
+        "collection": args.collection,
+        "top_k": args.top_k,
+        "mode": args.mode,
+        "fusion": args.fusion,
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -109,22 +209,25 @@ def main(argv: Sequence[str] | None = None) -> None:
             progress=not args.no_progress,
         )
     elif args.command == "query":
-        from server.commands.query_command import build_request, run_query
+        from server.commands.query_command import run_query
 
         run_query(
-            Endpoint(args.target, settings.client),
-            build_request(args.text, args.collection, args.top_k, args.mode, args.fusion),
-            args.json,
+            Endpoint(args.target, settings.client), args.text, _retrieve_options(args), args.json
         )
     elif args.command == "answer":
-        from groundwire.v1 import retrieval_service_pb2 as rs
         from server.commands.answer_command import run_answer
 
         run_answer(
             Endpoint(args.target, settings.client),
-            rs.AnswerRequest(
-                retrieve=rs.RetrieveRequest(query=args.text, collection=args.collection)
-            ),
+            args.text,
+            _retrieve_options(args),
+            {
+                "template": args.template,
+                "temperature": args.temperature,
+                "max_tokens": args.max_tokens,
+                "rewrite": args.rewrite,
+            },
+            args.json,
         )
     elif args.command == "keygen":
         from server.commands.keygen_command import run_keygen

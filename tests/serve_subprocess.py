@@ -42,8 +42,12 @@ class ServeSubprocess:
         log: Path,
         env: Mapping[str, str] | None = None,
         timeout_s: float = 180,
+        credentials: grpc.ChannelCredentials | None = None,
     ) -> ServeSubprocess:
-        """Spawn the server on a free port and return once it is SERVING (or raise, leaving no child)."""
+        """Spawn the server on a free port and return once it is SERVING (or raise, leaving no child).
+
+        `credentials`: the TLS credentials the health check needs when the server uses TLS.
+        """
         started = time.monotonic()
         with log.open("w") as handle:
             process = subprocess.Popen(
@@ -55,7 +59,7 @@ class ServeSubprocess:
             )
         server = cls(process, log)
         try:
-            server.target = server._wait_serving(started + timeout_s)
+            server.target = server._wait_serving(started + timeout_s, credentials)
         except BaseException:
             server.kill_9()
             raise
@@ -82,12 +86,19 @@ class ServeSubprocess:
             self.kill_9()
             raise
 
-    def _wait_serving(self, deadline: float) -> str:
+    def _wait_serving(
+        self, deadline: float, credentials: grpc.ChannelCredentials | None = None
+    ) -> str:
         while not (match := LISTENING.search(self.log_text())):
             self._assert_alive(deadline)
             time.sleep(0.05)
         target = f"127.0.0.1:{match.group(1)}"
-        with grpc.insecure_channel(target) as channel:
+        channel = (
+            grpc.insecure_channel(target)
+            if credentials is None
+            else grpc.secure_channel(target, credentials)
+        )
+        with channel:
             health = health_pb2_grpc.HealthStub(channel)
             while True:
                 try:

@@ -1,18 +1,16 @@
-"""Channel set-up shared by the client-side commands: TLS, API key metadata, fail-fast dialing."""
+"""The groundwire client of the client-side commands: settings to a connected `Client`."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import NoReturn
 
-import grpc
-
+from groundwire import Client, GroundwireError
 from server.settings import ClientSettings
 
-MAX_MESSAGE = 64 * 1024 * 1024
+CONNECT_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,69 +29,38 @@ class Endpoint:
         return ""
 
 
-class _BearerKey(
-    grpc.UnaryUnaryClientInterceptor,
-    grpc.UnaryStreamClientInterceptor,
-    grpc.StreamUnaryClientInterceptor,
-):
-    """Adds `authorization: Bearer <key>` to every call."""
+def open_client(endpoint: Endpoint | str, timeout_s: float = 60.0) -> Client:
+    """A connected client, or exit with a readable message if nothing listens at the target.
 
-    def __init__(self, key: str) -> None:
-        self._header = ("authorization", f"Bearer {key}")
-
-    def _with_key(self, details: Any) -> Any:
-        metadata = [*(details.metadata or ()), self._header]
-        return details._replace(metadata=metadata)
-
-    def intercept_unary_unary(
-        self, continuation: Callable[..., Any], details: Any, request: Any
-    ) -> Any:
-        return continuation(self._with_key(details), request)
-
-    def intercept_unary_stream(
-        self, continuation: Callable[..., Any], details: Any, request: Any
-    ) -> Any:
-        return continuation(self._with_key(details), request)
-
-    def intercept_stream_unary(
-        self, continuation: Callable[..., Any], details: Any, requests: Any
-    ) -> Any:
-        return continuation(self._with_key(details), requests)
-
-
-def open_channel(endpoint: Endpoint | str) -> grpc.Channel:
-    """A channel to the endpoint that fails fast with a readable message if nothing listens there."""
+    `timeout_s` is the default deadline of its calls.
+    """
     if isinstance(endpoint, str):
         endpoint = Endpoint(endpoint)
-    options = [
-        ("grpc.max_receive_message_length", MAX_MESSAGE),
-        ("grpc.max_send_message_length", MAX_MESSAGE),
-    ]
-    client = endpoint.client
-    if client.tls_ca_file or client.tls_cert_file:
-        credentials = grpc.ssl_channel_credentials(
-            root_certificates=_read(client.tls_ca_file),
-            private_key=_read(client.tls_key_file),
-            certificate_chain=_read(client.tls_cert_file),
-        )
-        channel = grpc.secure_channel(endpoint.target, credentials, options=options)
-    else:
-        channel = grpc.insecure_channel(endpoint.target, options=options)
+    settings = endpoint.client
+    client = Client(
+        endpoint.target,
+        api_key=endpoint.api_key(),
+        ca_file=settings.tls_ca_file,
+        cert_file=settings.tls_cert_file,
+        key_file=settings.tls_key_file,
+        timeout=timeout_s,
+    )
     try:
-        grpc.channel_ready_future(channel).result(timeout=10)
-    except grpc.FutureTimeoutError:
+        client.wait_until_connected(CONNECT_TIMEOUT_S)
+    except GroundwireError:
+        client.close()
         sys.exit(
             f"error: cannot reach a groundwire server at {endpoint.target}; start one with "
             "`groundwire serve` (or check client.tls_ca_file when the server uses TLS)"
         )
-    key = endpoint.api_key()
-    return grpc.intercept_channel(channel, _BearerKey(key)) if key else channel
+    return client
 
 
-def _read(path: str) -> bytes | None:
-    return Path(path).read_bytes() if path else None
-
-
-def exit_on_rpc_error(error: grpc.RpcError) -> None:
-    """Print a failed RPC's status and message, then exit non-zero."""
-    sys.exit(f"error: {error.code().name}: {error.details()}")
+def exit_on_error(error: GroundwireError) -> NoReturn:
+    """Print a failed call's status, message and field violations, then exit non-zero."""
+    lines = [f"error: {error.code.name}: {error.message}"]
+    for violation in error.field_violations:
+        line = f"{violation.field}: {violation.description}"
+        if line not in error.message:
+            lines.append(f"  {line}")
+    sys.exit("\n".join(lines))

@@ -19,10 +19,10 @@ from tqdm import tqdm
 
 from core.models import SUFFIXES as SOURCE_SUFFIXES
 from core.models import SourceType
+from groundwire import Client, GroundwireError
 from groundwire.v1 import common_pb2 as common
 from groundwire.v1 import index_service_pb2 as ix
-from groundwire.v1 import index_service_pb2_grpc as ix_grpc
-from server.commands.client_channel import Endpoint, exit_on_rpc_error, open_channel
+from server.commands.client_channel import Endpoint, exit_on_error, open_client
 from server.commands.index_summary import FORMATS, IndexSummary, count_flags
 
 SUFFIXES = {suffix: kind for suffixes, kind in SOURCE_SUFFIXES for suffix in suffixes}
@@ -127,8 +127,8 @@ def _document(file: SourceFile) -> common.Document:
 class _Sender:
     """Sends batches and records every outcome in the summary."""
 
-    def __init__(self, stub: ix_grpc.IndexServiceStub, summary: IndexSummary) -> None:
-        self._stub = stub
+    def __init__(self, client: Client, summary: IndexSummary) -> None:
+        self._client = client
         self._summary = summary
 
     def send(self, batch: list[SourceFile]) -> None:
@@ -149,19 +149,21 @@ class _Sender:
         tally.seconds += time.perf_counter() - started
 
     def _upsert(self, files: list[SourceFile], documents: list[common.Document]) -> None:
-        request = ix.UpsertDocumentsRequest(
-            collection=self._summary.collection, documents=documents
-        )
         try:
-            response = self._stub.UpsertDocuments(iter([request]), timeout=CALL_TIMEOUT_S)
-        except grpc.RpcError as error:
-            if error.code() not in _PER_DOCUMENT_CODES:
+            response = self._client.upsert_documents(
+                documents,
+                collection=self._summary.collection,
+                batch_size=BATCH_FILES,
+                timeout=CALL_TIMEOUT_S,
+            )
+        except GroundwireError as error:
+            if error.code not in _PER_DOCUMENT_CODES:
                 raise
             if len(documents) > 1:
                 for file, document in zip(files, documents, strict=True):
                     self._upsert([file], [document])
             else:
-                self._failed(files[0], f"{error.code().name}: {error.details()}")
+                self._failed(files[0], f"{error.code.name}: {error.message}")
             return
         for file, result in zip(files, response.results, strict=True):
             self._record(file, result)
@@ -191,13 +193,19 @@ def run_index(
     files = discover(paths, summary)
     if not files:
         raise SystemExit("error: no Markdown, text, HTML or PDF files found")
-    stub = ix_grpc.IndexServiceStub(open_channel(endpoint))
+    with open_client(endpoint, CALL_TIMEOUT_S) as client:
+        _send_all(client, collection, files, summary, progress)
+
+
+def _send_all(
+    client: Client, collection: str, files: list[SourceFile], summary: IndexSummary, progress: bool
+) -> None:
+    """Create the collection unless it exists, send every batch, print the summary."""
     try:
-        stub.CreateCollection(ix.CreateCollectionRequest(name=collection))
-    except grpc.RpcError as error:
-        if error.code() is not grpc.StatusCode.ALREADY_EXISTS:
-            exit_on_rpc_error(error)
-    sender = _Sender(stub, summary)
+        client.create_collection(collection, exist_ok=True)
+    except GroundwireError as error:
+        exit_on_error(error)
+    sender = _Sender(client, summary)
     started = time.perf_counter()
     show = progress and sys.stderr.isatty()
     with tqdm(
@@ -206,11 +214,11 @@ def run_index(
         for batch in batches(files):
             try:
                 sender.send(batch)
-            except grpc.RpcError as error:
+            except GroundwireError as error:
                 bar.close()
                 summary.elapsed_s = time.perf_counter() - started
                 print("\n".join(summary.lines()))
-                exit_on_rpc_error(error)
+                exit_on_error(error)
             bar.update(len(batch))
             bar.set_postfix(failed=len(summary.failures), refresh=False)
     summary.elapsed_s = time.perf_counter() - started

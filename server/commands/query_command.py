@@ -2,45 +2,22 @@
 
 from __future__ import annotations
 
-import grpc
 from google.protobuf.json_format import MessageToJson
 
-from groundwire.v1 import retrieval_service_pb2 as rs
-from groundwire.v1 import retrieval_service_pb2_grpc as rs_grpc
-from server.commands.client_channel import Endpoint, exit_on_rpc_error, open_channel
+from groundwire import GroundwireError
+from groundwire.retrieve_options import RetrieveOptions
+from server.commands.client_channel import Endpoint, exit_on_error, open_client
 
-MODES = {
-    "dense": rs.RETRIEVAL_MODE_DENSE,
-    "lexical": rs.RETRIEVAL_MODE_LEXICAL,
-    "hybrid": rs.RETRIEVAL_MODE_HYBRID,
-}
-FUSIONS = {
-    "rrf": rs.FUSION_METHOD_RRF,
-    "weighted": rs.FUSION_METHOD_WEIGHTED,
-    "max": rs.FUSION_METHOD_MAX,
-    "dbsf": rs.FUSION_METHOD_DBSF,
-}
+QUERY_TIMEOUT_S = 60.0
 
 
-def build_request(
-    text: str, collection: str, top_k: int, mode: str | None, fusion: str | None
-) -> rs.RetrieveRequest:
-    """A RetrieveRequest from command-line choices; unset options keep the server defaults."""
-    request = rs.RetrieveRequest(query=text, collection=collection, top_k=top_k)
-    if mode:
-        request.hybrid.mode = MODES[mode]
-    if fusion:
-        request.hybrid.fusion = FUSIONS[fusion]
-    return request
-
-
-def run_query(endpoint: Endpoint, request: rs.RetrieveRequest, as_json: bool) -> None:
+def run_query(endpoint: Endpoint, text: str, options: RetrieveOptions, as_json: bool) -> None:
     """Print hits as a list, or the whole response as JSON."""
-    stub = rs_grpc.RetrievalServiceStub(open_channel(endpoint))
-    try:
-        response = stub.Retrieve(request, timeout=60)
-    except grpc.RpcError as error:
-        exit_on_rpc_error(error)
+    with open_client(endpoint, QUERY_TIMEOUT_S) as client:
+        try:
+            response = client.retrieve(text, **options)
+        except GroundwireError as error:
+            exit_on_error(error)
     if as_json:
         print(MessageToJson(response, indent=2))
         return

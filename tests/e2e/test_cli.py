@@ -263,6 +263,40 @@ def test_answer_streams_a_cited_answer_with_no_configuration(served: ServeProces
     assert "faithfulness 1.00" in result.stdout
 
 
+def test_answer_options_and_json_lines(served: ServeProcess) -> None:
+    result = _cli(
+        "answer", "Why are Python strings immutable?", "--top-k", "2", "--mode", "dense",
+        "--template", "qa", "--max-tokens", "64", "--json", "--target", served.target,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    assert list(events[0]) == ["started"] and list(events[-1]) == ["summary"]
+    assert all(list(event) == ["delta"] for event in events[1:-1]) and len(events) > 2
+    started = events[0]["started"]
+    assert started["template"] == "qa"
+    assert started["retrieval"]["mode"] == "RETRIEVAL_MODE_DENSE"
+    assert len(started["retrieval"]["hits"]) == 2
+    text = "".join(event["delta"]["text"] for event in events[1:-1])
+    assert text == events[-1]["summary"]["text"]
+    assert events[-1]["summary"]["citations"][0]["documentId"] == "faq-design"
+
+
+def test_answer_errors_name_the_field(served: ServeProcess) -> None:
+    result = _cli("answer", "anything", "--template", "nope", "--target", served.target)
+    assert result.returncode == 1
+    assert result.stderr.startswith(
+        "error: INVALID_ARGUMENT: template: unknown template 'nope'; installed: "
+    )
+
+
+def test_help_describes_every_option() -> None:
+    result = _cli("answer", "--help")
+    assert result.returncode == 0
+    words = " ".join(result.stdout.split())
+    assert "--max-tokens MAX_TOKENS most tokens to generate (default: the generator's)" in words
+    assert "--top-k TOP_K number of hits to retrieve (default: the server's, 10)" in words
+
+
 def test_sigterm_shuts_down_gracefully_and_data_survives_a_restart(
     served: ServeProcess, data_dir: Path, tmp_path: Path
 ) -> None:

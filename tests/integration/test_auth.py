@@ -290,17 +290,17 @@ def test_randomised_cross_tenant_probes_leak_nothing(populated, keys, seed: int)
 
 
 def test_client_commands_send_the_configured_key(auth_server, populated, keys, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from server.commands.client_channel import Endpoint, open_channel
+    from groundwire import GroundwireError
+    from server.commands.client_channel import Endpoint, open_client
     from server.settings import ClientSettings
 
     ring, _ = keys
     key_file = tmp_path / "key"
     key_file.write_text(ring.by_role[("globex", "reader")] + "\n", "utf-8")
-    channel = open_channel(Endpoint(auth_server.target, ClientSettings(api_key_file=str(key_file))))
-    listed = ix_grpc.IndexServiceStub(channel).ListCollections(ix.ListCollectionsRequest())
-    assert "globex-only" in [c.name for c in listed.collections]
-    bare = open_channel(Endpoint(auth_server.target))
-    code, _ = _code(
-        lambda: ix_grpc.IndexServiceStub(bare).ListCollections(ix.ListCollectionsRequest())
-    )
-    assert code is grpc.StatusCode.UNAUTHENTICATED
+    endpoint = Endpoint(auth_server.target, ClientSettings(api_key_file=str(key_file)))
+    with open_client(endpoint) as client:
+        assert "globex-only" in [c.name for c in client.list_collections()]
+    with open_client(Endpoint(auth_server.target)) as bare:
+        with pytest.raises(GroundwireError) as refused:
+            bare.list_collections()
+    assert refused.value.code is grpc.StatusCode.UNAUTHENTICATED

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,34 +13,15 @@ from groundwire.v1 import index_service_pb2 as ix
 from groundwire.v1 import index_service_pb2_grpc as ix_grpc
 from server.settings import ServerSettings
 from tests.conftest import make_settings
+from tests.pki import HAS_OPENSSL, make_pki
 from tests.server_harness import ServerThread
 
-pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl CLI")
-
-
-def _openssl(*args: str, cwd: Path) -> None:
-    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
-
-
-def _issue(directory: Path, name: str, subject: str, extensions: str) -> None:
-    """A key and a certificate for `name`, signed by the test CA in `directory`."""
-    _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-subj", subject,
-             "-out", f"{name}.csr", cwd=directory)  # fmt: skip
-    (directory / f"{name}.ext").write_text(extensions, "utf-8")
-    _openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
-             "-CAcreateserial", "-days", "2", "-sha256", "-extfile", f"{name}.ext",
-             "-out", f"{name}.crt", cwd=directory)  # fmt: skip
+pytestmark = pytest.mark.skipif(not HAS_OPENSSL, reason="needs the openssl CLI")
 
 
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    directory = tmp_path_factory.mktemp("pki")
-    _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out",
-             "ca.crt", "-days", "2", "-subj", "/CN=groundwire test CA", cwd=directory)  # fmt: skip
-    _issue(directory, "server", "/CN=localhost",
-           "subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n")  # fmt: skip
-    _issue(directory, "client", "/CN=test client", "extendedKeyUsage=clientAuth\n")
-    return directory
+    return make_pki(tmp_path_factory.mktemp("pki"))
 
 
 def _server(tmp: Path, pki: Path, mutual: bool) -> ServerThread:

@@ -1,0 +1,117 @@
+"""The synchronous Answer stream: iterate typed events, cancel, read the final summary."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from types import TracebackType
+
+import grpc
+
+from groundwire.answer_events import AnswerEvent, AnswerStarted, TokenDelta, event_from_response
+from groundwire.answer_state import AnswerState
+from groundwire.errors import GroundwireError
+from groundwire.v1 import retrieval_service_pb2 as rs
+
+
+class AnswerStream:
+    """Iterates the events of one Answer call (the call starts at the first iteration).
+
+    `cancel()` (from any thread) stops the call on the server; iteration then ends quietly.
+    After the stream is exhausted, `summary`, `citations` and `text` hold the final answer.
+    Failures raise GroundwireError. As a context manager, leaving it early cancels the call.
+    """
+
+    def __init__(
+        self, open_responses: Callable[[Callable[[grpc.Call], None]], Iterator[rs.AnswerResponse]]
+    ) -> None:
+        """`open_responses(attach)` returns the responses and passes each attempt's call to attach."""
+        self._state = AnswerState()
+        self._call: grpc.Call | None = None
+        self._done = False
+        self._responses = open_responses(self.attach)
+
+    def attach(self, call: grpc.Call) -> None:
+        """Called with the gRPC call of each attempt (so that `cancel` reaches it)."""
+        self._call = call
+        if self._state.cancelled:
+            call.cancel()
+
+    def __iter__(self) -> AnswerStream:
+        return self
+
+    def __next__(self) -> AnswerEvent:
+        if self._done or self._state.cancelled:
+            raise StopIteration
+        try:
+            response = next(self._responses)
+        except StopIteration:
+            self._done = True
+            raise
+        except GroundwireError as error:
+            self._done = True
+            if self._state.cancelled and error.code is grpc.StatusCode.CANCELLED:
+                raise StopIteration from None
+            raise
+        event = event_from_response(response)
+        self._state.record(event)
+        return event
+
+    def tokens(self) -> Iterator[str]:
+        """Only the answer text, piece by piece."""
+        for event in self:
+            if isinstance(event, TokenDelta):
+                yield event.text
+
+    def until_done(self) -> rs.AnswerSummary:
+        """Read the rest of the stream and return the summary."""
+        for _ in self:
+            pass
+        if self._state.summary is None:
+            raise GroundwireError(
+                grpc.StatusCode.CANCELLED if self._state.cancelled else grpc.StatusCode.INTERNAL,
+                "the Answer stream ended without a summary",
+            )
+        return self._state.summary
+
+    def cancel(self) -> None:
+        """Cancel the call; iteration ends. Safe to call from another thread or more than once."""
+        self._state.cancelled = True
+        if self._call is not None:
+            self._call.cancel()
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether `cancel()` was called."""
+        return self._state.cancelled
+
+    @property
+    def started(self) -> AnswerStarted | None:
+        """The first event (retrieved context), once received."""
+        return self._state.started
+
+    @property
+    def text(self) -> str:
+        """The answer text received so far."""
+        return self._state.text
+
+    @property
+    def summary(self) -> rs.AnswerSummary | None:
+        """The final summary, once received."""
+        return self._state.summary
+
+    @property
+    def citations(self) -> list[rs.Citation]:
+        """The validated citations, once the summary has been received."""
+        return self._state.citations
+
+    def __enter__(self) -> AnswerStream:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if not self._done:
+            self.cancel()
