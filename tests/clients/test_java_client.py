@@ -26,4 +26,6 @@ def test_java_client_suite_passes_against_a_live_server() -> None:
         timeout=1800,
         check=False,
     )
-    assert result.returncode == 0, f"clients/java/test.sh exited {result.returncode}:\n{result.stdout}"
+    assert result.returncode == 0, (
+        f"clients/java/test.sh exited {result.returncode}:\n{result.stdout}"
+    )
