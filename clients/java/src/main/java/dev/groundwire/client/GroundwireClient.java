@@ -206,19 +206,32 @@ public final class GroundwireClient implements AutoCloseable {
   }
 
   /**
-   * Answer as a blocking stream of events (Started, Deltas, Summary). Close it (try-with-resources)
-   * or cancel it to stop early.
+   * Answer as a blocking stream of events (Started, Deltas, Summary). Returns once the stream has
+   * started (its first event arrived): opening it is retried like a unary call; a failure after
+   * that surfaces from the iteration. Close it (try-with-resources) or cancel it to stop early.
    */
   public AnswerStream answer(AnswerRequest request) {
-    Context.CancellableContext context = Context.current().withCancellation();
     Deadline callDeadline = newDeadline();
-    try {
-      Iterator<AnswerResponse> responses =
-          context.call(() -> retrievalBlocking(callDeadline).answer(request));
-      return new AnswerStream(responses, context);
-    } catch (Exception error) {
-      context.cancel(error);
-      throw GroundwireException.from(error);
+    for (int attempt = 1; ; attempt++) {
+      Context.CancellableContext context = Context.current().withCancellation();
+      GroundwireException failure;
+      try {
+        Iterator<AnswerResponse> responses =
+            context.call(() -> retrievalBlocking(callDeadline).answer(request));
+        responses.hasNext(); // blocks for the first event, or throws the call's failure
+        return new AnswerStream(responses, context);
+      } catch (StatusRuntimeException error) {
+        context.cancel(null);
+        failure = GroundwireException.from(error);
+      } catch (Exception error) {
+        context.cancel(error);
+        throw GroundwireException.from(error);
+      }
+      Duration wait = nextWait(attempt, failure, callDeadline);
+      if (wait == null) {
+        throw failure;
+      }
+      sleep(wait, failure);
     }
   }
 
@@ -463,12 +476,16 @@ public final class GroundwireClient implements AutoCloseable {
       if (wait == null) {
         throw failure;
       }
-      try {
-        Thread.sleep(wait.toMillis(), (int) (wait.toNanos() % 1_000_000));
-      } catch (InterruptedException interrupted) {
-        Thread.currentThread().interrupt();
-        throw failure;
-      }
+      sleep(wait, failure);
+    }
+  }
+
+  private static void sleep(Duration wait, GroundwireException failure) {
+    try {
+      Thread.sleep(wait.toMillis(), (int) (wait.toNanos() % 1_000_000));
+    } catch (InterruptedException interrupted) {
+      Thread.currentThread().interrupt();
+      throw failure;
     }
   }
 

@@ -7,6 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.google.protobuf.Any;
 import com.google.rpc.RetryInfo;
 import groundwire.v1.RetrievalServiceGrpc;
+import groundwire.v1.RetrievalServiceOuterClass.AnswerDelta;
+import groundwire.v1.RetrievalServiceOuterClass.AnswerRequest;
+import groundwire.v1.RetrievalServiceOuterClass.AnswerResponse;
+import groundwire.v1.RetrievalServiceOuterClass.AnswerStarted;
+import groundwire.v1.RetrievalServiceOuterClass.AnswerSummary;
 import groundwire.v1.RetrievalServiceOuterClass.RetrieveRequest;
 import groundwire.v1.RetrievalServiceOuterClass.RetrieveResponse;
 import io.grpc.Grpc;
@@ -64,24 +69,51 @@ class RetryTest {
                       response.onCompleted();
                       return;
                     }
-                    com.google.rpc.Status.Builder status =
-                        com.google.rpc.Status.newBuilder().setCode(reply.code().value()).setMessage("try later");
-                    if (reply.retryDelay() != null) {
-                      Duration d = reply.retryDelay();
-                      status.addDetails(
-                          Any.pack(
-                              RetryInfo.newBuilder()
-                                  .setRetryDelay(
-                                      com.google.protobuf.Duration.newBuilder()
-                                          .setSeconds(d.getSeconds())
-                                          .setNanos(d.getNano()))
-                                  .build()));
+                    response.onError(failure(reply));
+                  }
+
+                  @Override
+                  public void answer(AnswerRequest request, StreamObserver<AnswerResponse> response) {
+                    attempts.add(System.nanoTime());
+                    Reply reply;
+                    synchronized (script) {
+                      reply = script.isEmpty() ? Reply.OK : script.poll();
                     }
-                    response.onError(StatusProto.toStatusRuntimeException(status.build()));
+                    if (reply.code() != Status.Code.OK) {
+                      response.onError(failure(reply));
+                      return;
+                    }
+                    response.onNext(
+                        AnswerResponse.newBuilder()
+                            .setStarted(AnswerStarted.newBuilder().setTemplate("qa"))
+                            .build());
+                    response.onNext(
+                        AnswerResponse.newBuilder().setDelta(AnswerDelta.newBuilder().setText("ok")).build());
+                    response.onNext(
+                        AnswerResponse.newBuilder()
+                            .setSummary(AnswerSummary.newBuilder().setText("ok").setFinishReason("stop"))
+                            .build());
+                    response.onCompleted();
                   }
                 })
             .build()
             .start();
+  }
+
+  /** The scripted failure as a status with google.rpc details, as the real server sends it. */
+  private static io.grpc.StatusRuntimeException failure(Reply reply) {
+    com.google.rpc.Status.Builder status =
+        com.google.rpc.Status.newBuilder().setCode(reply.code().value()).setMessage("try later");
+    if (reply.retryDelay() != null) {
+      Duration d = reply.retryDelay();
+      status.addDetails(
+          Any.pack(
+              RetryInfo.newBuilder()
+                  .setRetryDelay(
+                      com.google.protobuf.Duration.newBuilder().setSeconds(d.getSeconds()).setNanos(d.getNano()))
+                  .build()));
+    }
+    return StatusProto.toStatusRuntimeException(status.build());
   }
 
   @AfterEach
@@ -176,6 +208,21 @@ class RetryTest {
       assertEquals(Status.Code.DEADLINE_EXCEEDED, error.code());
     }
     assertEquals(1, attempts.size());
+  }
+
+  @Test
+  void openingAnAnswerStreamIsRetriedAfterTheRetryInfoDelay() {
+    Duration asked = Duration.ofMillis(300);
+    script(new Reply(Status.Code.UNAVAILABLE, asked));
+    List<AnswerEvent> events = new java.util.ArrayList<>();
+    try (GroundwireClient client = client(FAST, Duration.ofSeconds(20));
+        AnswerStream stream = client.answer("q", RetrieveOptions.defaults())) {
+      stream.forEach(events::add);
+    }
+    assertEquals(2, attempts.size());
+    assertTrue(gapMillis(1) >= asked.toMillis(), "waited only " + gapMillis(1) + " ms");
+    assertEquals(3, events.size());
+    assertEquals("ok", ((AnswerEvent.Summary) events.get(2)).text());
   }
 
   @Test
