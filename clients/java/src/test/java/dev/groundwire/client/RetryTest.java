@@ -19,7 +19,11 @@ import io.grpc.InsecureServerCredentials;
 import io.grpc.Server;
 import io.grpc.Status;
 import io.grpc.protobuf.StatusProto;
+import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
@@ -35,7 +39,7 @@ import org.junit.jupiter.api.Test;
  * Retries against a grpc-java server in the test whose Retrieve replies are scripted: it can fail
  * with UNAVAILABLE or RESOURCE_EXHAUSTED carrying a RetryInfo delay, and it counts the attempts.
  * (The real server only sends RetryInfo when overloaded or still loading, which a test cannot
- * bring about on demand.)
+ * bring about on demand.) It can also hang, for deadlines and for cancelling a blocked reader.
  */
 class RetryTest {
   /** One scripted reply: a failure status with an optional RetryInfo delay, success, or silence. */
@@ -46,6 +50,7 @@ class RetryTest {
 
   private final Deque<Reply> script = new ArrayDeque<>();
   private final List<Long> attempts = new CopyOnWriteArrayList<>();
+  private final CountDownLatch serverSawCancel = new CountDownLatch(1);
   private Server server;
 
   @BeforeEach
@@ -78,6 +83,13 @@ class RetryTest {
                     Reply reply;
                     synchronized (script) {
                       reply = script.isEmpty() ? Reply.OK : script.poll();
+                    }
+                    if (reply == Reply.HANG) {
+                      ((ServerCallStreamObserver<AnswerResponse>) response)
+                          .setOnCancelHandler(serverSawCancel::countDown);
+                      response.onNext(
+                          AnswerResponse.newBuilder().setStarted(AnswerStarted.getDefaultInstance()).build());
+                      return;
                     }
                     if (reply.code() != Status.Code.OK) {
                       response.onError(failure(reply));
@@ -223,6 +235,24 @@ class RetryTest {
     assertTrue(gapMillis(1) >= asked.toMillis(), "waited only " + gapMillis(1) + " ms");
     assertEquals(3, events.size());
     assertEquals("ok", ((AnswerEvent.Summary) events.get(2)).text());
+  }
+
+  @Test
+  void cancellingAnAnswerStreamUnblocksTheReaderAndReachesTheServer() throws Exception {
+    script(Reply.HANG);
+    try (GroundwireClient client = client(FAST, Duration.ofSeconds(60))) {
+      AnswerStream stream = client.answer("q", RetrieveOptions.defaults());
+      assertTrue(stream.next() instanceof AnswerEvent.Started);
+      var reader = Executors.newSingleThreadExecutor();
+      try {
+        Future<Boolean> blocked = reader.submit(stream::hasNext); // the server sends nothing more
+        stream.cancel();
+        assertEquals(false, blocked.get(30, TimeUnit.SECONDS));
+      } finally {
+        reader.shutdownNow();
+      }
+      assertTrue(serverSawCancel.await(30, TimeUnit.SECONDS), "the server never saw the cancellation");
+    }
   }
 
   @Test
