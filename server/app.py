@@ -16,17 +16,19 @@ from grpc_reflection.v1alpha import reflection
 
 from core.errors import InvalidArgument
 from server.authentication import Authenticator
-from server.index_servicer import SERVICE_NAME as INDEX_SERVICE
+from server.handlers import service_handler
+from server.index_maintenance import IndexMaintenance
+from server.index_servicer import SERVICE as INDEX_SERVICE
 from server.index_servicer import IndexServicer
 from server.key_ring_file import KeyRingFile, watch_key_file
-from server.retrieval_servicer import SERVICE_NAME as RETRIEVAL_SERVICE
+from server.retrieval_servicer import SERVICE as RETRIEVAL_SERVICE
 from server.retrieval_servicer import RetrievalServicer
 from server.runtime import Runtime
 from server.settings import Settings
 
 logger = logging.getLogger(__name__)
 
-SERVICES = (RETRIEVAL_SERVICE, INDEX_SERVICE)
+SERVICES = (RETRIEVAL_SERVICE.full_name, INDEX_SERVICE.full_name)
 
 
 class GroundwireServer:
@@ -131,8 +133,18 @@ def create_server(settings: Settings) -> tuple[GroundwireServer, int]:
     authenticator = Authenticator(keys)
     grpc_server.add_generic_rpc_handlers(
         (
-            RetrievalServicer(runtime).handler(authenticator),
-            IndexServicer(runtime).handler(authenticator),
+            service_handler(
+                RETRIEVAL_SERVICE,
+                [RetrievalServicer(runtime)],
+                authenticator,
+                runtime.require_ready,
+            ),
+            service_handler(
+                INDEX_SERVICE,
+                [IndexServicer(runtime), IndexMaintenance(runtime)],
+                authenticator,
+                runtime.require_ready,
+            ),
         )
     )
     health_servicer = health.aio.HealthServicer()
