@@ -1,25 +1,37 @@
-# The two commands of the README: `make serve` and `make test`. Both set up everything they need.
+# The two commands of the README: `make serve` and `make test`. Each sets up what it needs:
+# `serve` installs the server only (`-e .`); `test` and `check` add the `test` extra (pytest,
+# linters, codegen, and llama-cpp-python, which compiles llama.cpp on a fresh machine).
+# One stamp per install, so each knows what its venv has.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 BUF_VERSION := 1.75.0
 BUF := .tools/node_modules/.bin/buf
 
-.PHONY: serve test check lint codegen-check buf install
+.PHONY: serve test check lint codegen-check buf install install-test
 
 serve: install
 	$(BIN)/groundwire serve
 
-test: install
+test: install-test
 	$(BIN)/pytest
 
-install: $(VENV)/.installed
+install: $(VENV)/.installed-serve
 
-$(VENV)/.installed: pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+install-test: $(VENV)/.installed-test
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --upgrade --quiet pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+
+$(VENV)/.installed-serve: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
 	touch $@
+
+# The test extra includes everything serving needs, so it satisfies `serve` too.
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@ $(VENV)/.installed-serve
 
 $(BUF):
 	npm install --silent --no-audit --no-fund --prefix .tools @bufbuild/buf@$(BUF_VERSION)
@@ -27,7 +39,7 @@ $(BUF):
 buf: $(BUF)
 
 # Lint and generated-code checks, run by CI before the tests.
-check: install buf lint codegen-check
+check: install-test buf lint codegen-check
 
 lint:
 	cd proto && ../$(BUF) lint

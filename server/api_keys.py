@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import re
 import secrets
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -23,11 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import InvalidArgument
-from server.principal import Principal, Role
+from server.api_key_entry import KeyEntry, KeyEntryError
+from server.principal import Principal
 
 KEY_PREFIX = "gw_"
-_HASH = re.compile(r"^[0-9a-f]{64}$")
-_TENANT = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 
 
 def hash_key(key: str) -> str:
@@ -71,6 +69,14 @@ class KeyRing:
         """Every tenant some key belongs to."""
         return frozenset(k.principal.tenant for k in self._keys)
 
+    def current(self) -> KeyRing:
+        """This ring (a fixed ring is its own source; see server.key_ring_file for a reloading one)."""
+        return self
+
+    def entries(self) -> frozenset[tuple[str, str]]:
+        """(key id, sha256) of every configured key, to tell what a reload changed."""
+        return frozenset((k.key_id, k.sha256) for k in self._keys)
+
     @classmethod
     def load(cls, path: Path) -> KeyRing:
         """Read and validate a keys file; errors name the entry and the fix."""
@@ -80,10 +86,16 @@ class KeyRing:
                 raw = tomllib.load(handle)
         except FileNotFoundError:
             raise InvalidArgument.field(field, f"keys file {path} does not exist") from None
+        except OSError as exc:
+            raise InvalidArgument.field(
+                field, f"cannot read keys file {path}: {exc.strerror or exc}"
+            ) from None
         except tomllib.TOMLDecodeError as exc:
             raise InvalidArgument.field(
                 field, f"keys file {path} is not valid TOML: {exc}"
             ) from None
+        except UnicodeDecodeError:
+            raise InvalidArgument.field(field, f"keys file {path} is not UTF-8 text") from None
         entries = raw.get("keys", [])
         if not isinstance(entries, list) or not entries:
             raise InvalidArgument.field(
@@ -94,34 +106,15 @@ class KeyRing:
         return cls(keys)
 
 
-def _entry(entry: Any, index: int, path: Path) -> ApiKey:
+def _entry(table: Any, index: int, path: Path) -> ApiKey:
     where = f"{path} keys[{index}]"
-    if not isinstance(entry, Mapping):
+    if not isinstance(table, Mapping):
         raise InvalidArgument.field("auth.keys_file", f"{where} must be a table")
-    unknown = sorted(set(entry) - {"id", "tenant", "role", "sha256"})
-    if unknown:
-        raise InvalidArgument.field(
-            "auth.keys_file",
-            f"{where} has unknown field {unknown[0]!r}; use id, tenant, role, sha256",
-        )
-    key_id = str(entry.get("id", f"key-{index}"))
-    tenant = str(entry.get("tenant", ""))
-    if not _TENANT.fullmatch(tenant):
-        raise InvalidArgument.field(
-            "auth.keys_file",
-            f"{where} tenant {tenant!r} is not valid; use 1-63 characters of a-z, 0-9, '_' and '-'",
-        )
-    digest = str(entry.get("sha256", "")).lower()
-    if not _HASH.fullmatch(digest):
-        raise InvalidArgument.field(
-            "auth.keys_file",
-            f"{where} sha256 must be 64 hex digits (the SHA-256 of the key, never the key itself)",
-        )
     try:
-        role = Role.parse(str(entry.get("role", "")))
-    except ValueError as exc:
-        raise InvalidArgument.field("auth.keys_file", f"{where}: {exc}") from None
-    return ApiKey(key_id, digest, Principal(tenant, role, key_id))
+        entry = KeyEntry.from_table(table, default_id=f"key-{index}")
+    except KeyEntryError as exc:
+        raise InvalidArgument.field("auth.keys_file", f"{where} {exc}") from None
+    return ApiKey(entry.key_id, entry.sha256, Principal(entry.tenant, entry.role, entry.key_id))
 
 
 def _reject_duplicates(keys: Sequence[ApiKey], path: Path) -> None:

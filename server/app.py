@@ -15,18 +15,20 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from core.errors import InvalidArgument
-from server.api_keys import KeyRing
 from server.authentication import Authenticator
-from server.index_servicer import SERVICE_NAME as INDEX_SERVICE
+from server.handlers import service_handler
+from server.index_maintenance import IndexMaintenance
+from server.index_servicer import SERVICE as INDEX_SERVICE
 from server.index_servicer import IndexServicer
-from server.retrieval_servicer import SERVICE_NAME as RETRIEVAL_SERVICE
+from server.key_ring_file import KeyRingFile, watch_key_file
+from server.retrieval_servicer import SERVICE as RETRIEVAL_SERVICE
 from server.retrieval_servicer import RetrievalServicer
 from server.runtime import Runtime
 from server.settings import Settings
 
 logger = logging.getLogger(__name__)
 
-SERVICES = (RETRIEVAL_SERVICE, INDEX_SERVICE)
+SERVICES = (RETRIEVAL_SERVICE.full_name, INDEX_SERVICE.full_name)
 
 
 class GroundwireServer:
@@ -37,11 +39,15 @@ class GroundwireServer:
         grpc_server: grpc.aio.Server,
         runtime: Runtime,
         health_servicer: health.aio.HealthServicer,
+        keys: KeyRingFile | None = None,
     ) -> None:
         self.grpc_server = grpc_server
         self.runtime = runtime
+        self.keys = keys
         self._health = health_servicer
         self._load_task: asyncio.Task[None] | None = None
+        self._key_watch: asyncio.Task[None] | None = None
+        self._key_reloads: set[asyncio.Task[bool]] = set()
 
     async def start(self, load: bool = True) -> None:
         """Start serving and (unless `load` is False) begin loading in the background.
@@ -50,8 +56,20 @@ class GroundwireServer:
         """
         await self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
         await self.grpc_server.start()
+        if self.keys is not None:
+            interval = self.runtime.settings.auth.keys_reload_interval_s
+            self._key_watch = asyncio.create_task(watch_key_file(self.keys, interval))
         if load:
             self.begin_loading()
+
+    def reload_keys(self) -> None:
+        """Reload the keys file now (the SIGHUP handler); without one, log that there is none."""
+        if self.keys is None:
+            logger.warning("reload requested, but no keys file is configured (auth.keys_file)")
+            return
+        task = asyncio.get_running_loop().create_task(asyncio.to_thread(self.keys.reload))
+        self._key_reloads.add(task)
+        task.add_done_callback(self._key_reloads.discard)
 
     def begin_loading(self) -> None:
         """Load the model and indexes in the background."""
@@ -80,6 +98,9 @@ class GroundwireServer:
         grace = self.runtime.settings.server.shutdown_grace_s if grace is None else grace
         await self._health.enter_graceful_shutdown()
         await self.grpc_server.stop(grace)
+        if self._key_watch is not None:
+            self._key_watch.cancel()
+            await asyncio.wait([self._key_watch])
         if self._load_task is not None and not self._load_task.done():
             await asyncio.wait([self._load_task])
         await self.runtime.aclose_generator()
@@ -108,11 +129,22 @@ def create_server(settings: Settings) -> tuple[GroundwireServer, int]:
         ],
     )
     runtime = Runtime(settings)
-    authenticator = build_authenticator(settings)
+    keys = key_source(settings)
+    authenticator = Authenticator(keys)
     grpc_server.add_generic_rpc_handlers(
         (
-            RetrievalServicer(runtime).handler(authenticator),
-            IndexServicer(runtime).handler(authenticator),
+            service_handler(
+                RETRIEVAL_SERVICE,
+                [RetrievalServicer(runtime)],
+                authenticator,
+                runtime.require_ready,
+            ),
+            service_handler(
+                INDEX_SERVICE,
+                [IndexServicer(runtime), IndexMaintenance(runtime)],
+                authenticator,
+                runtime.require_ready,
+            ),
         )
     )
     health_servicer = health.aio.HealthServicer()
@@ -132,20 +164,21 @@ def create_server(settings: Settings) -> tuple[GroundwireServer, int]:
         port = grpc_server.add_secure_port(address, credentials)
     if port == 0:
         raise OSError(f"could not bind {address}; pick another server.port")
-    return GroundwireServer(grpc_server, runtime, health_servicer), port
+    return GroundwireServer(grpc_server, runtime, health_servicer, keys), port
 
 
-def build_authenticator(settings: Settings) -> Authenticator:
-    """API-key authentication from settings; without a keys file, everyone is the local admin."""
+def key_source(settings: Settings) -> KeyRingFile | None:
+    """The keys file (reloaded on change); None, with a loud warning, when auth is off."""
     if not settings.auth.keys_file:
         logger.warning(
             "AUTHENTICATION IS OFF: every caller acts as the admin of tenant 'default'. "
             "Set auth.keys_file (see `groundwire keygen`) before exposing this server"
         )
-        return Authenticator(None)
-    keys = KeyRing.load(Path(settings.auth.keys_file))
-    logger.info("API keys loaded: %d keys for %d tenants", len(keys), len(keys.tenants()))
-    return Authenticator(keys)
+        return None
+    keys = KeyRingFile(Path(settings.auth.keys_file))
+    ring = keys.current()
+    logger.info("API keys loaded: %d keys for %d tenants", len(ring), len(ring.tenants()))
+    return keys
 
 
 def server_credentials(settings: Settings) -> grpc.ServerCredentials | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Protocol
 
 from core.errors import Unauthenticated
 from server.api_keys import KeyRing
@@ -16,10 +16,18 @@ AUTHORIZATION_HEADER = "authorization"
 _SCHEME = "bearer "
 
 
-class Authenticator:
-    """Turns request metadata into a Principal; with no key ring every caller is the local admin."""
+class KeySource(Protocol):
+    """Where the keys in force come from: a fixed KeyRing, or a KeyRingFile that reloads."""
 
-    def __init__(self, keys: KeyRing | None) -> None:
+    def current(self) -> KeyRing:
+        """The keys in force now."""
+        ...
+
+
+class Authenticator:
+    """Turns request metadata into a Principal; with no key source every caller is the local admin."""
+
+    def __init__(self, keys: KeySource | None) -> None:
         self._keys = keys
 
     def authenticate(self, metadata: Iterable[tuple[str, Any]] | None) -> Principal:
@@ -36,7 +44,7 @@ class Authenticator:
         value = values[0] if isinstance(values[0], str) else ""
         if not value.lower().startswith(_SCHEME) or not value[len(_SCHEME) :].strip():
             raise Unauthenticated("malformed 'authorization' metadata: expected 'Bearer <api key>'")
-        principal = self._keys.authenticate(value[len(_SCHEME) :].strip())
+        principal = self._keys.current().authenticate(value[len(_SCHEME) :].strip())
         if principal is None:
             raise Unauthenticated("unknown API key; check the key or ask an admin for a new one")
         return principal

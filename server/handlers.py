@@ -1,4 +1,6 @@
-"""Generic gRPC handlers: safe request parsing, request ids and the domain-error -> status table.
+"""Generic gRPC handlers built from the proto service descriptors: safe request parsing,
+request ids, the checks every RPC passes at the edge (key, role, readiness) and the domain-error
+-> status table.
 
 grpc Python interceptors cannot see handler exceptions, so every servicer method is wrapped here.
 Requests that fail to parse (for example a string field holding invalid UTF-8) become
@@ -8,18 +10,21 @@ INVALID_ARGUMENT instead of grpc's default INTERNAL.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import grpc
+from google.protobuf import message_factory
+from google.protobuf.descriptor import MethodDescriptor, ServiceDescriptor
 from google.protobuf.message import DecodeError, Message
 
 from core.errors import GroundwireError, InvalidArgument
 from server.authentication import Authenticator
 from server.errors import internal_status, rich_status
-from server.principal import Role, principal_var
+from server.principal import principal_var
 from server.request_context import request_id_from, request_id_var
+from server.rpc_declaration import Implementation, RpcPolicy, implementations
 
 logger = logging.getLogger(__name__)
 
@@ -39,18 +44,6 @@ class MalformedRequest:
             f"the request is not a valid {self.type_name} message ({self.reason}); "
             "check that string fields hold valid UTF-8 and the client uses the groundwire.v1 proto"
         )
-
-
-@dataclass(frozen=True, slots=True)
-class Rpc:
-    """One method of a service: its name, streaming kind, message types and behaviour."""
-
-    name: str
-    kind: str  # "unary_unary" | "unary_stream" | "stream_unary"
-    request: type[Message]
-    response: type[Message]
-    behavior: Callable[..., Any]
-    role: Role = Role.READER  # the least role allowed to call it
 
 
 def _parser(cls: type[Message]) -> Callable[[bytes], Message | MalformedRequest]:
@@ -81,15 +74,18 @@ def _check(request: Any) -> Any:
 
 @dataclass(frozen=True, slots=True)
 class _Guard:
-    """Authenticates the caller of one RPC and checks its role."""
+    """Admits the caller of one RPC: authenticates it, checks its role, then server readiness."""
 
     authenticator: Authenticator
     rpc: str
-    role: Role
+    policy: RpcPolicy
+    require_loaded: Callable[[], None]
 
     def admit(self, context: Context) -> None:
         principal = self.authenticator.authenticate(context.invocation_metadata())
-        principal.require(self.role, self.rpc)
+        principal.require(self.policy.role, self.rpc)
+        if self.policy.needs_loaded:
+            self.require_loaded()
         principal_var.set(principal)
 
 
@@ -139,13 +135,19 @@ async def _checked_stream(requests: AsyncIterator[Any]) -> AsyncIterator[Any]:
         yield _check(request)
 
 
-_FACTORIES: dict[str, tuple[Callable[..., Any], Callable[..., grpc.RpcMethodHandler[Any, Any]]]] = {
-    "unary_unary": (
+_KINDS: dict[
+    tuple[bool, bool],
+    tuple[str, Callable[..., Any], Callable[..., grpc.RpcMethodHandler[Any, Any]]],
+] = {
+    # (client streaming, server streaming): name, wrapper, grpc handler factory
+    (False, False): (
+        "unary_unary",
         lambda behavior, guard: _awaited(behavior, _check, guard),
         grpc.unary_unary_rpc_method_handler,
     ),
-    "unary_stream": (_server_stream, grpc.unary_stream_rpc_method_handler),
-    "stream_unary": (
+    (False, True): ("unary_stream", _server_stream, grpc.unary_stream_rpc_method_handler),
+    (True, False): (
+        "stream_unary",
         lambda behavior, guard: _awaited(behavior, _checked_stream, guard),
         grpc.stream_unary_rpc_method_handler,
     ),
@@ -153,15 +155,52 @@ _FACTORIES: dict[str, tuple[Callable[..., Any], Callable[..., grpc.RpcMethodHand
 
 
 def service_handler(
-    service: str, rpcs: list[Rpc], authenticator: Authenticator
+    service: ServiceDescriptor,
+    servicers: Sequence[object],
+    authenticator: Authenticator,
+    require_loaded: Callable[[], None],
 ) -> grpc.GenericRpcHandler:
-    """A generic handler for `service` (full name) serving `rpcs`, each guarded by its role."""
-    handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
-    for rpc in rpcs:
-        wrap, make = _FACTORIES[rpc.kind]
-        handlers[rpc.name] = make(
-            wrap(rpc.behavior, _Guard(authenticator, rpc.name, rpc.role)),
-            request_deserializer=_parser(rpc.request),
-            response_serializer=rpc.response.SerializeToString,
+    """A generic handler serving every RPC of the proto `service` with the `@rpc` methods of
+    `servicers`, each guarded by its declared role and readiness.
+
+    Raises TypeError when the proto and the implementations disagree (an RPC without an
+    implementation, an implementation of no RPC, or the wrong streaming kind), so the server
+    never starts with an RPC missing.
+    """
+    found = implementations(servicers)
+    methods = {method.name: method for method in service.methods}
+    missing, unknown = sorted(set(methods) - set(found)), sorted(set(found) - set(methods))
+    if missing or unknown:
+        raise TypeError(
+            f"{service.full_name}: the proto's RPCs {missing} have no @rpc implementation and "
+            f"the implementations {unknown} match no RPC of the proto; make them agree"
         )
-    return grpc.method_handlers_generic_handler(service, handlers)
+    handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
+    for name, method in methods.items():
+        handlers[name] = _method_handler(method, found[name], authenticator, require_loaded)
+    return grpc.method_handlers_generic_handler(service.full_name, handlers)
+
+
+def _method_handler(
+    method: MethodDescriptor,
+    implementation: Implementation,
+    authenticator: Authenticator,
+    require_loaded: Callable[[], None],
+) -> grpc.RpcMethodHandler[Any, Any]:
+    kind = _KINDS.get((method.client_streaming, method.server_streaming))
+    if kind is None:
+        raise TypeError(f"{method.full_name}: bidirectional streaming is not supported yet")
+    kind_name, wrap, make = kind
+    if implementation.streams_responses != method.server_streaming:
+        raise TypeError(
+            f"{method.full_name} is {kind_name}: its implementation must "
+            f"{'be' if method.server_streaming else 'not be'} an async generator"
+        )
+    guard = _Guard(authenticator, method.name, implementation.policy, require_loaded)
+    request = message_factory.GetMessageClass(method.input_type)
+    response = message_factory.GetMessageClass(method.output_type)
+    return make(
+        wrap(implementation.behavior, guard),
+        request_deserializer=_parser(request),
+        response_serializer=response.SerializeToString,
+    )

@@ -7,9 +7,10 @@ from core.memory.validation import validate_memories
 from groundwire.v1 import index_service_pb2 as ix
 from server.blocking import run_blocking
 from server.conversions import collection_info, memory_from_proto, snapshot_to_proto
-from server.handlers import Context, Rpc
+from server.handlers import Context
 from server.index_validation import collection_or_default
 from server.principal import Role, current_principal
+from server.rpc_declaration import rpc
 from server.runtime import Runtime
 
 
@@ -27,6 +28,7 @@ class IndexMaintenance:
         if self._runtime.retrieval_cache is not None:
             self._runtime.retrieval_cache.invalidate(tenant, name)
 
+    @rpc("CompactCollection", Role.ADMIN, needs_loaded=True)
     async def compact_collection(
         self, request: ix.CompactCollectionRequest, context: Context
     ) -> ix.CompactCollectionResponse:
@@ -42,6 +44,7 @@ class IndexMaintenance:
             sequence=report.sequence,
         )
 
+    @rpc("SnapshotCollection", Role.ADMIN, needs_loaded=True)
     async def snapshot_collection(
         self, request: ix.SnapshotCollectionRequest, context: Context
     ) -> ix.SnapshotCollectionResponse:
@@ -52,6 +55,7 @@ class IndexMaintenance:
         )
         return ix.SnapshotCollectionResponse(snapshot=snapshot_to_proto(info))
 
+    @rpc("ListSnapshots", Role.READER, needs_loaded=True)
     async def list_snapshots(
         self, request: ix.ListSnapshotsRequest, context: Context
     ) -> ix.ListSnapshotsResponse:
@@ -62,6 +66,7 @@ class IndexMaintenance:
         )
         return ix.ListSnapshotsResponse(snapshots=[snapshot_to_proto(i) for i in infos])
 
+    @rpc("RestoreCollection", Role.ADMIN, needs_loaded=True)
     async def restore_collection(
         self, request: ix.RestoreCollectionRequest, context: Context
     ) -> ix.RestoreCollectionResponse:
@@ -83,6 +88,7 @@ class IndexMaintenance:
             collection=collection_info(restored), sequence=restored.store.sequence()
         )
 
+    @rpc("DeleteSnapshot", Role.ADMIN, needs_loaded=True)
     async def delete_snapshot(
         self, request: ix.DeleteSnapshotRequest, context: Context
     ) -> ix.DeleteSnapshotResponse:
@@ -99,6 +105,7 @@ class IndexMaintenance:
         )
         return ix.DeleteSnapshotResponse(freed_bytes=freed)
 
+    @rpc("AddMemories", Role.WRITER, needs_loaded=True)
     async def add_memories(
         self, request: ix.AddMemoriesRequest, context: Context
     ) -> ix.AddMemoriesResponse:
@@ -119,58 +126,6 @@ class IndexMaintenance:
         ids = await run_blocking(context, runtime.executor, store)
         self._invalidate(tenant, name)
         return ix.AddMemoriesResponse(memory_ids=ids)
-
-    def rpcs(self) -> list[Rpc]:
-        """This part of IndexService, each RPC with its least role."""
-        return [
-            Rpc(
-                "CompactCollection",
-                "unary_unary",
-                ix.CompactCollectionRequest,
-                ix.CompactCollectionResponse,
-                self.compact_collection,
-                Role.ADMIN,
-            ),
-            Rpc(
-                "SnapshotCollection",
-                "unary_unary",
-                ix.SnapshotCollectionRequest,
-                ix.SnapshotCollectionResponse,
-                self.snapshot_collection,
-                Role.ADMIN,
-            ),
-            Rpc(
-                "ListSnapshots",
-                "unary_unary",
-                ix.ListSnapshotsRequest,
-                ix.ListSnapshotsResponse,
-                self.list_snapshots,
-            ),
-            Rpc(
-                "RestoreCollection",
-                "unary_unary",
-                ix.RestoreCollectionRequest,
-                ix.RestoreCollectionResponse,
-                self.restore_collection,
-                Role.ADMIN,
-            ),
-            Rpc(
-                "DeleteSnapshot",
-                "unary_unary",
-                ix.DeleteSnapshotRequest,
-                ix.DeleteSnapshotResponse,
-                self.delete_snapshot,
-                Role.ADMIN,
-            ),
-            Rpc(
-                "AddMemories",
-                "unary_unary",
-                ix.AddMemoriesRequest,
-                ix.AddMemoriesResponse,
-                self.add_memories,
-                Role.WRITER,
-            ),
-        ]
 
 
 def _require_id(snapshot_id: str) -> None:

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-import grpc
-
 from core.catalog.collection import Collection, CollectionFigures
 from core.dense.device_memory import DeviceMemory, device_memory
 from core.errors import InvalidArgument, LimitExceeded, NotFound
 from core.indexer import DocumentOutcome, Outcome
 from core.ingest.chunking_spec import ChunkingSpec
 from groundwire.v1 import index_service_pb2 as ix
-from server.authentication import Authenticator
 from server.blocking import run_blocking
 from server.conversions import (
     chunk_to_proto,
@@ -20,13 +17,13 @@ from server.conversions import (
     document_from_proto,
     document_to_proto,
 )
-from server.handlers import Context, Rpc, service_handler
-from server.index_maintenance import IndexMaintenance
+from server.handlers import Context
 from server.index_validation import chunking_spec, collection_or_default, delete_ids, dense_spec
 from server.principal import Role, current_principal
+from server.rpc_declaration import rpc
 from server.runtime import Runtime
 
-SERVICE_NAME = ix.DESCRIPTOR.services_by_name["IndexService"].full_name
+SERVICE = ix.DESCRIPTOR.services_by_name["IndexService"]
 _OUTCOME = {
     Outcome.UPSERTED: ix.DOCUMENT_OUTCOME_UPSERTED,
     Outcome.UNCHANGED: ix.DOCUMENT_OUTCOME_UNCHANGED,
@@ -46,6 +43,7 @@ class IndexServicer:
         tenant = current_principal().tenant
         return self._runtime.catalog.get(tenant, collection_or_default(name, default, field))
 
+    @rpc("UpsertDocuments", Role.WRITER, needs_loaded=True)
     async def upsert_documents(
         self, requests: AsyncIterator[ix.UpsertDocumentsRequest], context: Context
     ) -> ix.UpsertDocumentsResponse:
@@ -87,6 +85,7 @@ class IndexServicer:
             context, runtime.executor, runtime.indexer.index, collection, documents, chunking
         )
 
+    @rpc("DeleteDocuments", Role.WRITER, needs_loaded=True)
     async def delete_documents(
         self, request: ix.DeleteDocumentsRequest, context: Context
     ) -> ix.DeleteDocumentsResponse:
@@ -100,6 +99,7 @@ class IndexServicer:
             deleted=len(result.deleted), not_found=list(result.not_found), sequence=result.seq
         )
 
+    @rpc("GetDocument", Role.READER, needs_loaded=True)
     async def get_document(
         self, request: ix.GetDocumentRequest, context: Context
     ) -> ix.GetDocumentResponse:
@@ -120,6 +120,7 @@ class IndexServicer:
             chunks=[chunk_to_proto(c) for c in stored.chunks],
         )
 
+    @rpc("CreateCollection", Role.ADMIN, needs_loaded=True)
     async def create_collection(
         self, request: ix.CreateCollectionRequest, context: Context
     ) -> ix.CreateCollectionResponse:
@@ -145,6 +146,7 @@ class IndexServicer:
         )
         return ix.CreateCollectionResponse(collection=collection_info(collection))
 
+    @rpc("DropCollection", Role.ADMIN, needs_loaded=True)
     async def drop_collection(
         self, request: ix.DropCollectionRequest, context: Context
     ) -> ix.DropCollectionResponse:
@@ -158,6 +160,7 @@ class IndexServicer:
         )
         return ix.DropCollectionResponse(dropped_documents=dropped)
 
+    @rpc("ListCollections", Role.READER, needs_loaded=True)
     async def list_collections(
         self, request: ix.ListCollectionsRequest, context: Context
     ) -> ix.ListCollectionsResponse:
@@ -172,6 +175,7 @@ class IndexServicer:
                 continue  # dropped meanwhile
         return ix.ListCollectionsResponse(collections=infos)
 
+    @rpc("Stats", Role.READER, needs_loaded=True)
     async def stats(self, request: ix.StatsRequest, context: Context) -> ix.StatsResponse:
         """Stats: see the proto."""
         collection = self._collection(request.collection)
@@ -216,63 +220,6 @@ class IndexServicer:
             response.retrieval_cache_misses = retrieval.misses
             response.retrieval_cache_entries = retrieval.entries
         return response
-
-    def handler(self, authenticator: Authenticator) -> grpc.GenericRpcHandler:
-        """The generic handler serving this service, each RPC guarded by its least role."""
-        return service_handler(
-            SERVICE_NAME,
-            [
-                Rpc(
-                    "UpsertDocuments",
-                    "stream_unary",
-                    ix.UpsertDocumentsRequest,
-                    ix.UpsertDocumentsResponse,
-                    self.upsert_documents,
-                    Role.WRITER,
-                ),
-                Rpc(
-                    "DeleteDocuments",
-                    "unary_unary",
-                    ix.DeleteDocumentsRequest,
-                    ix.DeleteDocumentsResponse,
-                    self.delete_documents,
-                    Role.WRITER,
-                ),
-                Rpc(
-                    "GetDocument",
-                    "unary_unary",
-                    ix.GetDocumentRequest,
-                    ix.GetDocumentResponse,
-                    self.get_document,
-                ),
-                Rpc(
-                    "CreateCollection",
-                    "unary_unary",
-                    ix.CreateCollectionRequest,
-                    ix.CreateCollectionResponse,
-                    self.create_collection,
-                    Role.ADMIN,
-                ),
-                Rpc(
-                    "DropCollection",
-                    "unary_unary",
-                    ix.DropCollectionRequest,
-                    ix.DropCollectionResponse,
-                    self.drop_collection,
-                    Role.ADMIN,
-                ),
-                Rpc(
-                    "ListCollections",
-                    "unary_unary",
-                    ix.ListCollectionsRequest,
-                    ix.ListCollectionsResponse,
-                    self.list_collections,
-                ),
-                Rpc("Stats", "unary_unary", ix.StatsRequest, ix.StatsResponse, self.stats),
-                *IndexMaintenance(self._runtime).rpcs(),
-            ],
-            authenticator,
-        )
 
 
 def _persist(collection: Collection) -> None:

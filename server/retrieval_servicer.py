@@ -5,22 +5,20 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import replace
 
-import grpc
-
 from core.catalog.collection_config import validate_collection_name
 from core.models import RiskLevel
 from core.retrieve.request import RetrievalRequest
 from groundwire.v1 import retrieval_service_pb2 as rs
 from server.answer_validation import validate_answer
-from server.authentication import Authenticator
 from server.blocking import run_blocking
 from server.conversions import answer_event_to_proto, result_to_proto
-from server.handlers import Context, Rpc, service_handler
+from server.handlers import Context
 from server.principal import Role, current_principal
 from server.retrieve_validation import validate_retrieve
+from server.rpc_declaration import rpc
 from server.runtime import Runtime
 
-SERVICE_NAME = rs.DESCRIPTOR.services_by_name["RetrievalService"].full_name
+SERVICE = rs.DESCRIPTOR.services_by_name["RetrievalService"]
 
 
 class RetrievalServicer:
@@ -29,6 +27,7 @@ class RetrievalServicer:
     def __init__(self, runtime: Runtime) -> None:
         self._runtime = runtime
 
+    @rpc("Retrieve", Role.READER, needs_loaded=True)
     async def retrieve(self, request: rs.RetrieveRequest, context: Context) -> rs.RetrieveResponse:
         """Retrieve: see the proto."""
         settings = self._runtime.settings
@@ -40,6 +39,7 @@ class RetrievalServicer:
         )
         return result_to_proto(result, domain.budget.max_tokens, domain.budget.max_chars)
 
+    @rpc("ClearCache", Role.WRITER, needs_loaded=True)
     async def clear_cache(
         self, request: rs.ClearCacheRequest, context: Context
     ) -> rs.ClearCacheResponse:
@@ -56,6 +56,7 @@ class RetrievalServicer:
         embedding = runtime.embedding_cache.clear() if runtime.embedding_cache else 0
         return rs.ClearCacheResponse(retrieval_entries=retrieval, embedding_entries=embedding)
 
+    @rpc("Answer", Role.READER, needs_loaded=True)
     async def answer(
         self, request: rs.AnswerRequest, context: Context
     ) -> AsyncIterator[rs.AnswerResponse]:
@@ -75,31 +76,6 @@ class RetrievalServicer:
                 yield answer_event_to_proto(event)
         finally:
             await stream.aclose()
-
-    def handler(self, authenticator: Authenticator) -> grpc.GenericRpcHandler:
-        """The generic handler serving this service, each RPC guarded by its least role."""
-        return service_handler(
-            SERVICE_NAME,
-            [
-                Rpc(
-                    "Retrieve",
-                    "unary_unary",
-                    rs.RetrieveRequest,
-                    rs.RetrieveResponse,
-                    self.retrieve,
-                ),
-                Rpc("Answer", "unary_stream", rs.AnswerRequest, rs.AnswerResponse, self.answer),
-                Rpc(
-                    "ClearCache",
-                    "unary_unary",
-                    rs.ClearCacheRequest,
-                    rs.ClearCacheResponse,
-                    self.clear_cache,
-                    Role.WRITER,
-                ),
-            ],
-            authenticator,
-        )
 
 
 def scoped(request: RetrievalRequest) -> RetrievalRequest:

@@ -139,35 +139,35 @@ class Runtime:
     @property
     def embedder(self) -> Embedder:
         """The embedding model; IndexNotReady until loaded."""
-        self._require_ready()
+        self.require_ready()
         assert self._embedder is not None
         return self._embedder
 
     @property
     def indexer(self) -> Indexer:
         """The ingestion service; IndexNotReady until loaded."""
-        self._require_ready()
+        self.require_ready()
         assert self._indexer is not None
         return self._indexer
 
     @property
     def pipeline(self) -> RetrievalPipeline:
         """The retrieval pipeline; IndexNotReady until loaded."""
-        self._require_ready()
+        self.require_ready()
         assert self._pipeline is not None
         return self._pipeline
 
     @property
     def answers(self) -> AnswerService:
         """The answer service; IndexNotReady until loaded."""
-        self._require_ready()
+        self.require_ready()
         assert self._answers is not None
         return self._answers
 
     @property
     def model_check(self) -> ModelCheck:
         """Whether a collection was indexed with the served model; IndexNotReady until loaded."""
-        self._require_ready()
+        self.require_ready()
         assert self._model_check is not None
         return self._model_check
 
@@ -175,7 +175,7 @@ class Runtime:
     def maintenance(self) -> CollectionMaintenance:
         """Compaction, snapshots and restores; IndexNotReady until loaded (start-up clears what
         interrupted ones left behind, so none may run before)."""
-        self._require_ready()
+        self.require_ready()
         return self._maintenance
 
     def new_collection_config(self, **overrides: object) -> CollectionConfig:
@@ -206,7 +206,8 @@ class Runtime:
         self.executor.shutdown(wait=True, cancel_futures=True)
         self.lexical_executor.shutdown(wait=True, cancel_futures=True)
 
-    def _require_ready(self) -> None:
+    def require_ready(self) -> None:
+        """IndexNotReady until load() finished (the edge checks it for RPCs that need it)."""
         if not self._ready.is_set():
             raise IndexNotReady("the server is still loading its indexes; retry in a moment")
 

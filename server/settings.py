@@ -99,6 +99,7 @@ class AuthSettings:
 
     keys_file: str = ""  # TOML file of [[keys]] (id, tenant, role, sha256); see server/api_keys.py
     required: bool = False  # refuse to start without a keys file (for deployments)
+    keys_reload_interval_s: float = 1.0  # how often the keys file is checked for changes
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,6 +365,12 @@ def validate_settings(settings: Settings) -> None:
             not settings.auth.required or bool(settings.auth.keys_file),
             "auth.keys_file",
             "is required because auth.required is true; create one with `groundwire keygen`",
+        ),
+        (
+            0 < settings.auth.keys_reload_interval_s <= 3600,
+            "auth.keys_reload_interval_s",
+            "must be > 0 and at most 3600 seconds (a change is picked up within this time; "
+            "SIGHUP reloads at once)",
         ),
         (
             settings.limits.max_collections_per_tenant >= 1,

@@ -1,4 +1,7 @@
-"""`groundwire serve`: run the server until SIGTERM or SIGINT, then shut down gracefully."""
+"""`groundwire serve`: run the server until SIGTERM or SIGINT, then shut down gracefully.
+
+SIGHUP reloads the keys file (it is also reloaded when it changes).
+"""
 
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ async def serve(settings: Settings) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    loop.add_signal_handler(signal.SIGHUP, server.reload_keys)
     await stop.wait()
     logger.info("signal received: shutting down (grace %.1fs)", settings.server.shutdown_grace_s)
     await server.stop()

@@ -43,7 +43,7 @@ def test_new_keys_are_random_and_only_their_hash_is_stored(tmp_path: Path) -> No
         ),
         (
             '[[keys]]\ntenant = "acme"\nrole = "owner"\nsha256 = "' + "a" * 64 + '"\n',
-            "{path} keys[0]: unknown role 'owner'; use reader, writer or admin",
+            "{path} keys[0] role 'owner' is not valid; use reader, writer or admin",
         ),
         (
             '[[keys]]\ntenant = "acme"\nrole = "reader"\nsha256 = "gw_plaintext"\n',
@@ -51,7 +51,7 @@ def test_new_keys_are_random_and_only_their_hash_is_stored(tmp_path: Path) -> No
         ),
         (
             '[[keys]]\ntenant = "acme"\nrole = "reader"\nkey = "x"\nsha256 = "' + "a" * 64 + '"\n',
-            "{path} keys[0] has unknown field 'key'; use id, tenant, role, sha256",
+            "{path} keys[0] field 'key' is unknown; use id, tenant, role, sha256",
         ),
     ],
     ids=["empty", "bad-tenant", "bad-role", "plaintext-key", "unknown-field"],
