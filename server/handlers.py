@@ -115,7 +115,9 @@ def _server_stream(
     behavior: Callable[[Any, Context], AsyncIterator[Any]], guard: _Guard
 ) -> Callable[[Any, Context], AsyncIterator[Any]]:
     async def handle(request: Any, context: Context) -> AsyncIterator[Any]:
-        token = request_id_var.set(request_id_from(context))
+        # No reset: a cancelled stream's generator is closed from another context, where a reset
+        # raises; every RPC runs in its own task, whose context copy ends with it.
+        request_id_var.set(request_id_from(context))
         try:
             guard.admit(context)
             async for item in behavior(_check(request), context):
@@ -124,8 +126,6 @@ def _server_stream(
             raise
         except Exception as exc:  # noqa: BLE001
             await _abort_for(exc, context)
-        finally:
-            request_id_var.reset(token)
 
     return handle
 
