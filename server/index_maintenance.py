@@ -23,10 +23,6 @@ class IndexMaintenance:
         default = self._runtime.settings.storage.default_collection
         return current_principal().tenant, collection_or_default(name, default, field)
 
-    def _invalidate(self, tenant: str, name: str) -> None:
-        if self._runtime.retrieval_cache is not None:
-            self._runtime.retrieval_cache.invalidate(tenant, name)
-
     async def compact_collection(
         self, request: ix.CompactCollectionRequest, context: Context
     ) -> ix.CompactCollectionResponse:
@@ -78,7 +74,6 @@ class IndexMaintenance:
             request.snapshot_id,
             target,
         )
-        self._invalidate(tenant, target)
         return ix.RestoreCollectionResponse(
             collection=collection_info(restored), sequence=restored.store.sequence()
         )
@@ -117,7 +112,6 @@ class IndexMaintenance:
             return collection.memories().add(drafts, vectors)
 
         ids = await run_blocking(context, runtime.executor, store)
-        self._invalidate(tenant, name)
         return ix.AddMemoriesResponse(memory_ids=ids)
 
     def rpcs(self) -> list[Rpc]:
