@@ -1,4 +1,5 @@
-"""Ingestion into a collection: validate, chunk, embed, commit to the store, mirror into indexes."""
+"""Ingestion into a collection: validate, chunk, extract links and embed outside any lock, then
+hand the prepared documents to `Collection.commit`, the one place writes are committed."""
 
 from __future__ import annotations
 
@@ -17,8 +18,9 @@ from core.embed.protocol import Embedder
 from core.errors import InvalidArgument
 from core.ingest.chunking_spec import ChunkingSpec
 from core.ingest.document_chunker import ChunkedDraft, chunk_any
+from core.ingest.link_rows import document_link_rows
 from core.models import ChunkDraft, Document, RiskLevel
-from core.store.sqlite_store import LexicalRow
+from core.store.records import PreparedDocument
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +65,9 @@ def validate_document_id(document_id: str, field: str = "documents.document_id")
 
 
 class Indexer:
-    """Turns documents into stored, indexed chunks. Safe to share; writes serialise per collection."""
+    """Turns documents into prepared ones and has the collection commit them. Safe to share:
+    preparing (the slow part: chunking, links, embedding) runs concurrently for any number of
+    callers; only `Collection.commit` serialises, per collection."""
 
     def __init__(
         self,
@@ -88,29 +92,40 @@ class Indexer:
     ) -> list[DocumentOutcome]:
         """Index a batch; each document succeeds or fails on its own. Durable when it returns.
 
-        `chunking` overrides the collection's default chunking for this batch.
+        `chunking` overrides the collection's default chunking for this batch. Documents whose
+        content hash the store already holds are UNCHANGED (checked again at commit).
         """
         if self._model_check is not None:
             self._model_check.require(collection)
         spec = chunking or self._default_chunking(collection)
         outcomes: dict[int, DocumentOutcome] = {}
-        prepared: list[tuple[int, _Prepared]] = []
-        with collection.write_lock:
-            for position, document in enumerate(documents):
-                try:
-                    item = self._prepare(collection, document, spec)
-                except InvalidArgument as exc:
-                    outcomes[position] = DocumentOutcome(
-                        document.document_id, Outcome.FAILED, error=str(exc)
-                    )
-                    continue
-                if item is None:
-                    outcomes[position] = DocumentOutcome(document.document_id, Outcome.UNCHANGED)
-                else:
-                    prepared.append((position, item))
-            sequence = self._write(collection, prepared, outcomes)
-            if prepared:
-                collection.commit_indexes(sequence, persist_dense=False)
+        drafts: list[tuple[int, _Prepared]] = []
+        for position, document in enumerate(documents):
+            try:
+                item = self._prepare(collection, document, spec)
+            except InvalidArgument as exc:
+                outcomes[position] = DocumentOutcome(
+                    document.document_id, Outcome.FAILED, error=str(exc)
+                )
+                continue
+            if item is None:
+                outcomes[position] = DocumentOutcome(document.document_id, Outcome.UNCHANGED)
+            else:
+                drafts.append((position, item))
+        prepared = self._embedded(drafts)
+        results = collection.commit(prepared)
+        for (position, _), ready, result in zip(drafts, prepared, results, strict=True):
+            document_id = ready.document.document_id
+            if result is None:  # an identical upsert committed meanwhile
+                outcomes[position] = DocumentOutcome(document_id, Outcome.UNCHANGED)
+                continue
+            outcomes[position] = DocumentOutcome(
+                document_id,
+                Outcome.UPSERTED,
+                chunk_count=len(ready.chunks),
+                sequence=result.seq,
+                risk_flags=tuple(sorted({flag for flags, _ in ready.risks for flag in flags})),
+            )
         return [outcomes[i] for i in range(len(documents))]
 
     def _default_chunking(self, collection: Collection) -> ChunkingSpec:
@@ -151,37 +166,27 @@ class Indexer:
         ]
         return _Prepared(document, content_hash, tuple(drafts), tuple(_risk(c) for c in chunked))
 
-    def _write(
-        self,
-        collection: Collection,
-        prepared: Sequence[tuple[int, _Prepared]],
-        outcomes: dict[int, DocumentOutcome],
-    ) -> int:
-        texts = [embedding_text(c.section_path, c.text) for _, p in prepared for c in p.chunks]
+    def _embedded(self, drafts: Sequence[tuple[int, _Prepared]]) -> list[PreparedDocument]:
+        """The drafts with their chunks embedded (one model call for the batch) and their
+        link-graph rows extracted."""
+        texts = [embedding_text(c.section_path, c.text) for _, p in drafts for c in p.chunks]
         vectors = self._embedder.embed_documents(texts) if texts else np.empty((0, 0), np.float32)
+        prepared: list[PreparedDocument] = []
         offset = 0
-        sequence = collection.store.sequence()
-        for position, item in prepared:
+        for _, item in drafts:
             count = len(item.chunks)
-            block = vectors[offset : offset + count]
+            prepared.append(
+                PreparedDocument(
+                    document=item.document,
+                    content_hash=item.content_hash,
+                    chunks=item.chunks,
+                    embeddings=vectors[offset : offset + count],
+                    risks=item.risks,
+                    links=document_link_rows(item.document, item.chunks),
+                )
+            )
             offset += count
-            result = collection.store.upsert_document(
-                item.document, item.content_hash, item.chunks, block, item.risks
-            )
-            rows = [
-                LexicalRow(row_id, chunk.text, item.document.title, " / ".join(chunk.section_path))
-                for row_id, chunk in zip(result.added_row_ids, item.chunks, strict=True)
-            ]
-            collection.apply_upsert(result.added_row_ids, block, result.removed_row_ids, rows)
-            sequence = result.seq
-            outcomes[position] = DocumentOutcome(
-                item.document.document_id,
-                Outcome.UPSERTED,
-                chunk_count=count,
-                sequence=sequence,
-                risk_flags=tuple(sorted({flag for flags, _ in item.risks for flag in flags})),
-            )
-        return sequence
+        return prepared
 
 
 def _risk(chunked: ChunkedDraft) -> tuple[tuple[str, ...], RiskLevel]:

@@ -24,10 +24,6 @@ class IndexMaintenance:
         default = self._runtime.settings.storage.default_collection
         return current_principal().tenant, collection_or_default(name, default, field)
 
-    def _invalidate(self, tenant: str, name: str) -> None:
-        if self._runtime.retrieval_cache is not None:
-            self._runtime.retrieval_cache.invalidate(tenant, name)
-
     @rpc("CompactCollection", Role.ADMIN, needs_loaded=True)
     async def compact_collection(
         self, request: ix.CompactCollectionRequest, context: Context
@@ -83,7 +79,6 @@ class IndexMaintenance:
             request.snapshot_id,
             target,
         )
-        self._invalidate(tenant, target)
         return ix.RestoreCollectionResponse(
             collection=collection_info(restored), sequence=restored.store.sequence()
         )
@@ -124,7 +119,6 @@ class IndexMaintenance:
             return collection.memories().add(drafts, vectors)
 
         ids = await run_blocking(context, runtime.executor, store)
-        self._invalidate(tenant, name)
         return ix.AddMemoriesResponse(memory_ids=ids)
 
 

@@ -68,8 +68,9 @@ class IndexServicer:
             outcomes = await self._index_batch(collection, request, chunking, context)
             _add_outcomes(response, outcomes)
         if collection is not None:
-            await run_blocking(context, self._runtime.executor, _persist, collection)
-            response.sequence = collection.store.sequence()
+            response.sequence = await run_blocking(
+                context, self._runtime.executor, collection.checkpoint
+            )
         return response
 
     async def _index_batch(
@@ -220,11 +221,6 @@ class IndexServicer:
             response.retrieval_cache_misses = retrieval.misses
             response.retrieval_cache_entries = retrieval.entries
         return response
-
-
-def _persist(collection: Collection) -> None:
-    with collection.write_lock:
-        collection.commit_indexes(collection.store.sequence())
 
 
 def _add_outcomes(response: ix.UpsertDocumentsResponse, outcomes: list[DocumentOutcome]) -> None:

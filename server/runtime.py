@@ -235,5 +235,5 @@ class Runtime:
             for f in files
         ]
         outcomes = self._indexer.index(collection, docs)
-        collection.commit_indexes(collection.store.sequence())
+        collection.checkpoint()
         logger.info("demo corpus indexed: %d chunks", sum(o.chunk_count for o in outcomes))

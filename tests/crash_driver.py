@@ -5,12 +5,13 @@ from __future__ import annotations
 import random
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
 
 import grpc
 
+from core.store.integrity import check_store_file
 from groundwire.v1 import index_service_pb2 as ix
 from groundwire.v1 import index_service_pb2_grpc as ix_grpc
 from tests.crash_workload import (
@@ -21,7 +22,12 @@ from tests.crash_workload import (
     ingest_until_killed,
 )
 from tests.serve_subprocess import ServeSubprocess
-from tests.store_agreement import DiskAgreement, find_collection_dir, read_disk_agreement
+from tests.store_agreement import (
+    STORE_FILE,
+    DiskAgreement,
+    find_collection_dir,
+    read_disk_agreement,
+)
 
 KILL_AFTER_S = (0.0, 1.0)
 """The kill comes this long (uniformly random) after the round's first acknowledged upsert, so
@@ -52,6 +58,7 @@ class CrashRounds:
         self.first_start_s = 0.0
         self._rng = random.Random(seed)
         self._server: ServeSubprocess | None = None
+        self._seen_sequence = 0
 
     def __enter__(self) -> CrashRounds:
         self._server = ServeSubprocess.start(self.data_dir, self.work_dir / "boot.log")
@@ -103,8 +110,24 @@ class CrashRounds:
         )
         fresh = self.ledger.attempted[attempted_before:]
         check = check_after_restart(server.target, self.ledger, fresh, self._rng)
+        check = replace(check, store_problems=tuple(self._store_problems(server.target)))
         acknowledged = len(self.ledger.acknowledged) - acknowledged_before
         return RoundResult(round_no, killed_after, acknowledged, server.startup_s, check)
+
+    def _store_problems(self, target: str) -> list[str]:
+        """Integrity of the store file (read while the server runs) and a sequence that never
+        goes back: not below any acknowledged upsert's, nor below the last restart's."""
+        directory = find_collection_dir(self.data_dir, COLLECTION)
+        found = check_store_file(directory / STORE_FILE)
+        with grpc.insecure_channel(target) as channel:
+            stats = ix_grpc.IndexServiceStub(channel).Stats(
+                ix.StatsRequest(collection=COLLECTION), timeout=60
+            )
+        floor = max(self._seen_sequence, self.ledger.acknowledged_sequence)
+        if stats.sequence < floor:
+            found.append(f"store sequence {stats.sequence} is behind {floor} seen before")
+        self._seen_sequence = max(self._seen_sequence, stats.sequence)
+        return found
 
     def finish(self) -> tuple[int, DiskAgreement]:
         """Stop the server gracefully; return its exit status and the on-disk agreement."""

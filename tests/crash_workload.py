@@ -51,6 +51,8 @@ class Ledger:
     acknowledged: list[str] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
     """Calls or documents the server failed without being killed (never expected)."""
+    acknowledged_sequence: int = 0
+    """The highest store sequence an acknowledged upsert reported."""
 
 
 def ingest_until_killed(
@@ -78,6 +80,7 @@ def ingest_until_killed(
                 if not stop.wait(KILL_NOTICE_S):
                     ledger.rejected.append(f"{ids}: {error.code().name}: {error.details()}")
                 return
+            ledger.acknowledged_sequence = max(ledger.acknowledged_sequence, response.sequence)
             for result in response.results:
                 if result.outcome == ix.DOCUMENT_OUTCOME_UPSERTED:
                     ledger.acknowledged.append(result.document_id)
@@ -97,11 +100,14 @@ class RoundCheck:
     """Documents the server returns without all of their sections."""
     index_mismatches: tuple[str, ...]
     """Ways in which Stats or retrieval disagree with the stored documents."""
+    store_problems: tuple[str, ...] = ()
+    """Integrity problems of the SQLite store file (see core.store.integrity) and a store
+    sequence behind one acknowledged or seen before."""
 
     @property
     def clean(self) -> bool:
-        """No loss, no partial document, no index disagreement."""
-        return not (self.lost or self.half_written or self.index_mismatches)
+        """No loss, no partial document, no index disagreement, a sound store."""
+        return not (self.lost or self.half_written or self.index_mismatches or self.store_problems)
 
 
 def check_after_restart(

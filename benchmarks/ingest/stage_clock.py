@@ -6,7 +6,7 @@ functions the indexer calls for each stage:
 - parse+chunk: `core.indexer.chunk_any` (format parsing, chunking, token counting, risk rules)
 - embed: the embedder's `embed_documents`
 - store commit: the collection store's `upsert_document` (one SQLite transaction per document)
-- index update: the collection's `apply_upsert` and `commit_indexes` (FAISS add, Tantivy add and
+- index update: the collection's `_mirror` and `_commit_indexes` (FAISS add, Tantivy add and
   commit, dense persistence)
 
 Whatever the indexer does outside them (content hashes, unchanged checks) is "other".
@@ -89,8 +89,8 @@ class StageClock:
             patches = [
                 (core.indexer, "chunk_any", "parse+chunk"),
                 (collection.store, "upsert_document", "store commit"),
-                (collection, "apply_upsert", "index update"),
-                (collection, "commit_indexes", "index update"),
+                (collection, "_mirror", "index update"),
+                (collection, "_commit_indexes", "index update"),
             ]
             for owner, attribute, stage in patches:
                 original = getattr(owner, attribute)

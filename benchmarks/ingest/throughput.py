@@ -146,7 +146,7 @@ def in_process(
         for batch in _batches(items):
             outcomes = indexer.index(collection, [_document(kind, i, c) for i, c in batch])
             _count(run, [(o.outcome is Outcome.UPSERTED, o.chunk_count) for o in outcomes])
-        collection.commit_indexes(collection.store.sequence())  # as the server does per call
+        collection.checkpoint()  # as the server does per call
     run.seconds = time.perf_counter() - started
     run.stages = {stage: clock.seconds[stage] for stage in STAGES}
     run.stages["other"] = max(0.0, run.seconds - sum(run.stages.values()))

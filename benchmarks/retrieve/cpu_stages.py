@@ -77,7 +77,7 @@ def build_collection(
     ]
     for start in range(0, len(documents), INDEX_BATCH):
         indexer.index(collection, documents[start : start + INDEX_BATCH])
-    collection.commit_indexes(collection.store.sequence())
+    collection.checkpoint()
     return catalog, model, collection.store.counts()[1], workdir
 
 

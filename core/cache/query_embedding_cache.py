@@ -1,6 +1,8 @@
 """`QueryEmbeddingCache`: an `Embedder` that remembers query embeddings for a while.
 
-Only query embeddings are cached (per whitespace-normalised text, see `cache_text_key`); documents
+Only query embeddings are cached, keyed by (model identity, whitespace-normalised text; see
+`model_identity` and `cache_text_key`), so caches sharing one map over several models (a
+per-collection tuned model beside the served one) never hand out another model's vector; documents
 and token counts go straight to the wrapped embedder. A batch with some cached and some new
 queries embeds the new ones in one inner call. `embed_queries_tensor_with_hits` serves a GPU
 search engine: new queries are embedded on the model's device and cached there, so a vector
@@ -28,6 +30,18 @@ Vector = FloatArray | torch.Tensor
 DEFAULT_TTL_S = 600.0
 DEFAULT_MAX_ENTRIES = 10_000
 
+Key = tuple[str, str]
+"""(model identity, normalised query text)."""
+
+
+def model_identity(embedder: Embedder) -> str:
+    """What makes `embedder`'s vectors its own: its `model_identity` attribute when it has one
+    (e.g. a digest of tuned weights), else its model name and dimension."""
+    declared = getattr(embedder, "model_identity", None)
+    if isinstance(declared, str) and declared:
+        return declared
+    return f"{embedder.model_name}#{embedder.dimension}"
+
 
 class QueryEmbeddingCache:
     """An `Embedder` wrapping `inner`, with an LRU + TTL cache in front of `embed_queries`.
@@ -44,15 +58,28 @@ class QueryEmbeddingCache:
         max_entries: int = DEFAULT_MAX_ENTRIES,
         clock: Clock = time.monotonic,
         normalize: Callable[[str], str] = cache_text_key,
+        shared: LruTtlMap[Key, Vector] | None = None,
     ) -> None:
+        """`shared`: the map of another cache (see `for_embedder`); ttl and size are then its."""
         self._inner = inner
         self._normalize = normalize
-        self._map: LruTtlMap[str, Vector] = LruTtlMap(max_entries, ttl_s, clock)
+        self._map: LruTtlMap[Key, Vector] = (
+            shared if shared is not None else LruTtlMap(max_entries, ttl_s, clock)
+        )
         self.model_name = inner.model_name
         self.additive_token_counts = inner.additive_token_counts
         self.dimension = inner.dimension
         self.max_tokens = inner.max_tokens
         self.device = inner.device
+
+    def for_embedder(self, inner: Embedder) -> QueryEmbeddingCache:
+        """A cache in front of another model sharing this one's entries, bound and counters;
+        each model only ever gets its own vectors back."""
+        return QueryEmbeddingCache(inner, normalize=self._normalize, shared=self._map)
+
+    def _keys(self, texts: Sequence[str]) -> list[Key]:
+        identity = model_identity(self._inner)  # read per call: a reloaded model gets new keys
+        return [(identity, self._normalize(text)) for text in texts]
 
     def embed_documents(self, texts: Sequence[str]) -> FloatArray:
         """Embeddings of passages, straight from the inner embedder (never cached)."""
@@ -72,10 +99,10 @@ class QueryEmbeddingCache:
         The misses are embedded in one inner call, each distinct key once. The returned array
         is new: writing to it never changes what the cache holds.
         """
-        keys = [self._normalize(text) for text in texts]
+        keys = self._keys(texts)
         result = np.empty((len(keys), self.dimension), dtype=np.float32)
         hits = [False] * len(keys)
-        missing: dict[str, list[int]] = {}
+        missing: dict[Key, list[int]] = {}
         for row, key in enumerate(keys):
             cached = self._map.get(key)
             if cached is None:
@@ -106,15 +133,15 @@ class QueryEmbeddingCache:
         if not isinstance(inner, TensorQueryEmbedder):
             host_vectors, host_hits = self.embed_queries_with_hits(texts)
             return torch.from_numpy(host_vectors), host_hits
-        keys = [self._normalize(text) for text in texts]
+        keys = self._keys(texts)
         rows: list[Vector | None] = [self._map.get(key) for key in keys]
         hits = [row is not None for row in rows]
         missing = list(
             dict.fromkeys(key for key, row in zip(keys, rows, strict=True) if row is None)
         )
-        fresh: dict[str, torch.Tensor] = {}
+        fresh: dict[Key, torch.Tensor] = {}
         if missing:
-            vectors = inner.embed_queries_tensor(missing)
+            vectors = inner.embed_queries_tensor([text for _, text in missing])
             _check_shape(tuple(vectors.shape), (len(missing), self.dimension))
             for key, vector in zip(missing, vectors, strict=True):
                 fresh[key] = vector.clone()  # its own storage: the batch tensor may be large
@@ -135,8 +162,9 @@ class QueryEmbeddingCache:
         """Drop every cached embedding and reset the counters; the number of entries removed."""
         return self._map.clear()
 
-    def _embed_missing(self, keys: list[str]) -> FloatArray:
-        vectors = np.asarray(self._inner.embed_queries(keys), dtype=np.float32)
+    def _embed_missing(self, keys: list[Key]) -> FloatArray:
+        texts = [text for _, text in keys]
+        vectors = np.asarray(self._inner.embed_queries(texts), dtype=np.float32)
         _check_shape(vectors.shape, (len(keys), self.dimension))
         return vectors
 

@@ -1,9 +1,11 @@
 """`RetrievalCache`: retrieval results remembered per request and collection version.
 
 A key is (tenant, collection, normalised query, fingerprint of every other request field). Each
-value is stored with the collection store's change sequence read *before* it was computed, and
-is returned only while the store is still at that sequence, so any write (upsert, delete,
-compaction) makes it a miss: deleted content never comes back from the cache.
+value is stored with the `CollectionVersion` (incarnation, store sequence, memories) read
+*before* it was computed, and is returned only for that exact version. Any write (upsert,
+delete, compaction, added memories) moves the version forward, and dropping and re-creating a
+collection or restoring a snapshot mints a new incarnation, so no caller ever invalidates by
+hand and deleted content never comes back from the cache.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Generic, Protocol, TypeVar
 
 from core.cache.fingerprint import cache_text_key, dataclass_fingerprint
 from core.cache.lru_ttl import CacheStats, Clock, LruTtlMap
+from core.catalog.version import CollectionVersion
 
 V = TypeVar("V")
 
@@ -58,7 +61,7 @@ class ScopeStats:
 
 @dataclass(frozen=True, slots=True)
 class _Stored(Generic[V]):
-    sequence: int
+    version: CollectionVersion
     value: V
 
 
@@ -66,17 +69,15 @@ class _Stored(Generic[V]):
 class _Scope:
     hits: int = 0
     misses: int = 0
-    latest_sequence: int = -1  # highest store sequence seen; older results are never stored
+    latest: CollectionVersion | None = None  # the newest version a lookup saw
 
 
 class RetrievalCache(Generic[V]):
-    """An LRU + TTL cache of retrieval results, validated against the store sequence.
+    """An LRU + TTL cache of retrieval results, each valid for one `CollectionVersion` only.
 
-    Values are returned as stored: cache immutable values. Ordinary writes need no call. A
-    store replaced wholesale (restore from a snapshot, drop and re-create) may reuse sequence
-    numbers: call `invalidate(tenant, collection)` then, and prefer restores that continue the
-    sequence (never lower it), since a retrieval in flight across the restore could otherwise
-    store its old result under a number the new store reaches again.
+    Values are returned as stored: cache immutable values. Nothing a collection does needs a
+    call here: writes move its version forward and wholesale replacements (drop and re-create,
+    restore) give it a new incarnation, which no stored entry carries.
     """
 
     def __init__(
@@ -100,48 +101,40 @@ class RetrievalCache(Generic[V]):
             params=dataclass_fingerprint(request, exclude=SCOPE_FIELDS),
         )
 
-    def get(self, request: CacheableRequest, current_sequence: int) -> V | None:
-        """The cached result of `request` if it was computed at `current_sequence`, else None.
+    def get(self, request: CacheableRequest, current: CollectionVersion) -> V | None:
+        """The cached result of `request` if it was computed at version `current`, else None.
 
-        A result from another sequence is dropped and counts as a miss.
+        A result of any other version (another incarnation, an older sequence) is dropped and
+        counts as a miss.
         """
         key = self.key_for(request)
-        stored = self._map.get(key, accept=lambda entry: entry.sequence == current_sequence)
+        stored = self._map.get(key, accept=lambda entry: entry.version == current)
         with self._lock:
             scope = self._scope_locked(key)
-            scope.latest_sequence = max(scope.latest_sequence, current_sequence)
+            if scope.latest is None or not current.is_older_than(scope.latest):
+                scope.latest = current
             if stored is None:
                 scope.misses += 1
                 return None
             scope.hits += 1
             return stored.value
 
-    def put(self, request: CacheableRequest, sequence: int, value: V) -> bool:
-        """Remember `value` as the result of `request` computed at store `sequence`.
+    def put(self, request: CacheableRequest, version: CollectionVersion, value: V) -> bool:
+        """Remember `value` as the result of `request` computed at `version`.
 
-        `sequence` must be read before the retrieval started. A result older than a sequence the
-        cache has already seen for the collection is not stored (it is stale); returns whether
-        the value was stored.
+        `version` must be read before the retrieval started. A result older than a version of
+        the same incarnation a lookup has already seen is not stored (it is stale); returns
+        whether the value was stored. A result of another incarnation may be stored, but only
+        a lookup at exactly its version could ever get it.
         """
         key = self.key_for(request)
         with self._lock:
             scope = self._scope_locked(key)
-            if sequence < scope.latest_sequence:
+            if scope.latest is not None and version.is_older_than(scope.latest):
                 return False
-            scope.latest_sequence = sequence
-            # Under the lock, so a concurrent `invalidate` cannot slip in between check and put.
-            self._map.put(key, _Stored(sequence, value))
+            scope.latest = version
+            self._map.put(key, _Stored(version, value))
         return True
-
-    def invalidate(self, tenant: str, collection: str) -> int:
-        """Drop every entry of one collection (counters kept); the number removed."""
-        with self._lock:
-            scope = self._scopes.get((tenant, collection))
-            if scope is not None:
-                scope.latest_sequence = -1
-            return self._map.remove_where(
-                lambda key: key.tenant == tenant and key.collection == collection
-            )
 
     def clear(self, tenant: str, collection: str | None = None) -> int:
         """Drop the entries of one collection, or of all the tenant's collections when None,

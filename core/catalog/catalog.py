@@ -191,11 +191,12 @@ class CollectionCatalog:
             raise NotFound(f"collection {name!r} does not exist")
         return collection
 
-    def attach(self, tenant: str, name: str) -> Collection:
+    def attach(self, tenant: str, name: str, *, restored: bool) -> Collection:
         """Open the collection directory of (tenant, name) and add it; AlreadyExists if open.
 
         Only for a name held with `reserving` (a restore), so nothing else opens, creates or
-        drops it meanwhile; the directory is opened outside the catalog lock.
+        drops it meanwhile; the directory is opened outside the catalog lock. `restored`: its
+        files were just replaced, so it gets a new incarnation (see core.catalog.version).
         """
         directory = self.directory_for(tenant, name)
         with self._lock:
@@ -203,7 +204,9 @@ class CollectionCatalog:
                 raise RuntimeError(f"attach({tenant!r}, {name!r}) outside reserving()")
             if (tenant, name) in self._collections:
                 raise AlreadyExists(f"collection {name!r} already exists")
-        collection = Collection.open(name, directory, None, device=self.device)
+        collection = Collection.open(
+            name, directory, None, device=self.device, new_contents=restored
+        )
         with self._lock:
             self._collections[(tenant, name)] = collection
         return collection

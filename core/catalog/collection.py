@@ -16,6 +16,7 @@ import torch
 from core.catalog import replay
 from core.catalog.collection_config import CollectionConfig
 from core.catalog.directory_swap import SWAP_PURPOSE, remove_stale_siblings, replace_directory
+from core.catalog.version import INCARNATION_KEY, CollectionVersion, new_incarnation
 from core.dense.engine_factory import DenseEngine
 from core.dense.protocol import DenseIndex
 from core.dense.torch_exact import TorchExactIndex
@@ -23,7 +24,7 @@ from core.lexical.tantivy_index import TantivyIndex
 from core.memory.store import MemoryStore
 from core.models import Chunk
 from core.store.protocol import LocalStore, Store
-from core.store.records import DeleteResult, LexicalRow
+from core.store.records import DeleteResult, LexicalRow, PreparedDocument, UpsertResult
 from core.store.sqlite_store import SqliteStore
 
 logger = logging.getLogger(__name__)
@@ -75,10 +76,14 @@ class CollectionFigures:
 
 
 class Collection:
-    """A collection directory opened for reading and writing.
+    """A collection directory opened for reading and writing; the one owner of its writes.
 
-    Writers (and compaction and snapshots) hold `write_lock`; the dense index is guarded by its
-    own lock because FAISS indexes are not safe for concurrent add and search. `open_report` says
+    Every write goes through `commit` (prepared documents) or `delete_documents`, which hold
+    `write_lock` only for the short commit protocol: store rows and link edges in one
+    transaction, then both derived indexes, then the version (`version()`: incarnation and
+    store sequence). Parsing, chunking, link extraction and embedding happen before, outside
+    any lock (`core.indexer`). Compaction and snapshots hold `write_lock` too; the dense index
+    is guarded by its own lock because FAISS indexes are not safe for concurrent add and search. `open_report` says
     how the derived indexes were brought up to date when the collection was opened.
     `device` is the torch device dense engines are built for ("cpu", "cuda", "cuda:N"); the
     engine factory decides what runs there (`dense_engine`, `dense_device`).
@@ -96,6 +101,7 @@ class Collection:
         persist_policy: DensePersistPolicy | None = None,
         device: str = "cpu",
     ) -> None:
+        """The store must hold an incarnation (`Collection.open` mints one when it has none)."""
         self.name = name
         self.device = device
         self.directory = directory
@@ -113,6 +119,10 @@ class Collection:
         self._lexical = lexical
         self._memories: MemoryStore | None = None
         self._memories_lock = threading.Lock()
+        incarnation = store.get_meta(INCARNATION_KEY)
+        if incarnation is None:
+            raise ValueError(f"{directory} has no incarnation; open it with Collection.open")
+        self.incarnation = incarnation
 
     @classmethod
     def open(
@@ -122,10 +132,13 @@ class Collection:
         new_config: CollectionConfig | None,
         persist_policy: DensePersistPolicy | None = None,
         device: str = "cpu",
+        new_contents: bool = False,
     ) -> Collection:
         """Open (or, with `new_config`, create) a collection and bring its indexes up to date.
 
         `device`: where dense engines are built ("cpu", "cuda", "cuda:N"; see engine_factory).
+        A new incarnation is minted and stored when the collection is created, when
+        `new_contents` says its files were just replaced (a restore), or when it has none yet.
         """
         directory.mkdir(parents=True, exist_ok=True)
         store: LocalStore = SqliteStore.open(directory / STORE_FILE)
@@ -138,6 +151,8 @@ class Collection:
             config = new_config
         else:
             config = CollectionConfig.from_json(stored)
+        if stored is None or new_contents or store.get_meta(INCARNATION_KEY) is None:
+            store.set_meta(INCARNATION_KEY, new_incarnation())
         for purpose in (COMPACT_PURPOSE, SWAP_PURPOSE):
             remove_stale_siblings(directory / LEXICAL_DIR, purpose)
         try:
@@ -156,14 +171,72 @@ class Collection:
             collection._persist_dense_if_due(dense_report.store_sequence)
         return collection
 
-    def apply_upsert(
+    def commit(self, prepared: Sequence[PreparedDocument]) -> list[UpsertResult | None]:
+        """Commit prepared documents, each durable on return; per document its result, or None
+        when the store already holds that content hash (an idempotent repeat).
+
+        Under `write_lock`, one protocol: each document's rows and link edges in one store
+        transaction, mirrored into the dense and lexical indexes; then the lexical index is
+        committed at the new sequence and the dense index saved when its policy says so.
+        """
+        results: list[UpsertResult | None] = []
+        with self.write_lock:
+            for item in prepared:
+                document = item.document
+                if self.store.document_hash(document.document_id) == item.content_hash:
+                    results.append(None)
+                    continue
+                result = self.store.upsert_document(
+                    document,
+                    item.content_hash,
+                    item.chunks,
+                    item.embeddings,
+                    item.risks,
+                    links=item.links,
+                )
+                rows = [
+                    LexicalRow(row_id, chunk.text, document.title, " / ".join(chunk.section_path))
+                    for row_id, chunk in zip(result.added_row_ids, item.chunks, strict=True)
+                ]
+                self._mirror(result.added_row_ids, item.embeddings, result.removed_row_ids, rows)
+                results.append(result)
+            committed = [r.seq for r in results if r is not None]
+            if committed:
+                self._commit_indexes(max(committed), persist_dense=False)
+        return results
+
+    def delete_documents(self, document_ids: Sequence[str]) -> DeleteResult:
+        """Delete documents from the store (durable on return) and from both indexes."""
+        with self.write_lock:
+            result = self.store.delete_documents(document_ids)
+            if result.removed_row_ids:
+                self._mirror(
+                    (),
+                    np.empty((0, self.config.embedding_dim), np.float32),
+                    result.removed_row_ids,
+                    (),
+                )
+            if result.deleted:
+                self._commit_indexes(result.seq, persist_dense=False)
+            return result
+
+    def checkpoint(self) -> int:
+        """Write the dense index to disk at the current sequence (shortening the replay after a
+        crash; the store alone already holds every committed write); that sequence."""
+        with self.write_lock:
+            sequence = self.store.sequence()
+            self._commit_indexes(sequence, persist_dense=True)
+            return sequence
+
+    def _mirror(
         self,
         added_row_ids: Sequence[int],
         vectors: np.ndarray,
         removed_row_ids: Sequence[int],
         lexical_rows: Sequence[LexicalRow],
     ) -> None:
-        """Mirror one committed store change into both derived indexes (lexical not yet committed)."""
+        """Mirror one committed store change into both derived indexes (lexical not yet
+        committed); under `write_lock`."""
         with self._dense_lock:
             if removed_row_ids:
                 self._dense.remove(np.asarray(removed_row_ids, dtype=np.int64))
@@ -174,9 +247,9 @@ class Collection:
         if lexical_rows:
             self._lexical.add(lexical_rows)
 
-    def commit_indexes(self, sequence: int, persist_dense: bool = True) -> None:
+    def _commit_indexes(self, sequence: int, persist_dense: bool) -> None:
         """Commit the lexical index at `sequence`; write the dense index to disk when
-        `persist_dense` is set or `persist_policy` says a save is due."""
+        `persist_dense` is set or `persist_policy` says a save is due; under `write_lock`."""
         self._lexical.commit(sequence)
         with self._dense_lock:
             self._dense_sequence = sequence
@@ -185,20 +258,10 @@ class Collection:
             else:
                 self._persist_dense_if_due(sequence)
 
-    def delete_documents(self, document_ids: Sequence[str]) -> DeleteResult:
-        """Delete documents from the store (durable on return) and from both indexes."""
-        with self.write_lock:
-            result = self.store.delete_documents(document_ids)
-            if result.removed_row_ids:
-                self.apply_upsert(
-                    (),
-                    np.empty((0, self.config.embedding_dim), np.float32),
-                    result.removed_row_ids,
-                    (),
-                )
-            if result.deleted:
-                self.commit_indexes(result.seq, persist_dense=False)
-            return result
+    def version(self) -> CollectionVersion:
+        """The contents now: incarnation, store sequence and memories (read before a retrieval,
+        it names what the result was computed from)."""
+        return CollectionVersion(self.incarnation, self.store.sequence(), self.memory_count())
 
     def dense_search(
         self, queries: Queries, k: int, allowed: np.ndarray | None = None

@@ -83,8 +83,8 @@ class CollectionMaintenance:
                 commit_restore(staged, directory)
             except BaseException:
                 if in_place:  # the old directory is untouched: serve it again
-                    self._catalog.attach(tenant, target)
+                    self._catalog.attach(tenant, target, restored=False)
                 raise
-            restored = self._catalog.attach(tenant, target)
+            restored = self._catalog.attach(tenant, target, restored=True)
         logger.info("restored %s/%s from snapshot %s of %s", tenant, target, snapshot_id, name)
         return restored

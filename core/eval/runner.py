@@ -44,7 +44,7 @@ def index_dataset(
     if batch:
         indexer.index(collection, batch)
         progress(len(batch))
-    collection.commit_indexes(collection.store.sequence())
+    collection.checkpoint()
 
 
 def ranked_documents(pipeline: RetrievalPipeline, request: RetrievalRequest, k: int) -> list[str]:

@@ -85,14 +85,14 @@ class RetrievalPipeline:
             self._model_check.require(collection)
         if self._cache is None:
             return self._run(collection, request)
-        sequence = collection.store.sequence()  # read first: a write meanwhile makes a miss later
+        version = collection.version()  # read first: a write meanwhile makes a miss later
         start = time.perf_counter()
-        cached = self._cache.get(request, sequence)
+        cached = self._cache.get(request, version)
         if cached is not None:
             elapsed = (time.perf_counter() - start) * 1000.0
             return replace(cached, cache_hit=True, timings=(("cache", elapsed),))
         result = self._run(collection, request)
-        self._cache.put(request, sequence, result)
+        self._cache.put(request, version, result)
         return result
 
     def retrieve_many(self, request: RetrievalRequest, queries: Sequence[str]) -> RetrievalResult:

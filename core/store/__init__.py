@@ -5,13 +5,13 @@ from __future__ import annotations
 from core.store.records import (
     Change,
     ChangeOp,
+    ChunkRisk,
     DeleteResult,
     LexicalRow,
     StoredDocument,
     UpsertResult,
 )
 from core.store.sqlite_store import EMBEDDING_DIM_KEY, SqliteStore
-from core.store.writes import ChunkRisk
 
 __all__ = [
     "EMBEDDING_DIM_KEY",

@@ -1,8 +1,9 @@
 """The link graph of a collection: link rows written with a document, edges resolved on read.
 
-Writes (inside the document's upsert transaction): the document's lookup keys, each chunk's
-internal links (target path and fragment, from `core.ingest.links`) and the anchor slugs each
-chunk can be reached by. Nothing is resolved at write time, so a link to a document ingested
+Writes (inside the document's upsert transaction): the rows of a `DocumentLinks` extracted
+before the write (`core.ingest.link_rows`): the document's lookup keys, each chunk's internal
+links (target path and fragment) and the anchor slugs each chunk can be reached by. Nothing is
+extracted or resolved at write time, so a link to a document ingested
 later resolves as soon as that document is stored, and rows of deleted chunks and documents go
 with them (`ON DELETE CASCADE`): an edge can never point at a deleted chunk.
 
@@ -19,19 +20,14 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator, Sequence
 
-from core.ingest.link_targets import normalise_path, path_stem
-from core.ingest.links import document_links
-from core.models import ChunkDraft, Document, Edge, EdgeKind
+from core.models import Edge, EdgeKind
 from core.store.link_resolver import (
     DOCUMENT_LINK_WEIGHT,
-    ID,
-    ID_STEM,
-    PATH,
-    PATH_STEM,
     SECTION_LINK_WEIGHT,
     LinkResolver,
     LinkRow,
 )
+from core.store.records import DocumentLinks
 
 __all__ = [
     "ADJACENT_WEIGHT",
@@ -60,34 +56,34 @@ _LINKS = (
 
 
 def write_links(
-    db: sqlite3.Connection, document: Document, row_ids: Sequence[int], chunks: Sequence[ChunkDraft]
+    db: sqlite3.Connection, document_id: str, row_ids: Sequence[int], rows: DocumentLinks
 ) -> None:
-    """Record the keys of `document` and the links and anchors of its new chunks.
+    """Record the keys of a document and the links and anchors of its new chunks.
 
-    `row_ids[i]` is the stored row id of `chunks[i]` (ordinal i). Run inside the upsert
+    `row_ids[i]` is the stored row id of the chunk with ordinal i. Run inside the upsert
     transaction, after the document row and the chunks are written.
     """
-    document_id = document.document_id
+    if len(rows.links) > len(row_ids) or len(rows.anchors) > len(row_ids):
+        raise ValueError(f"link rows for more chunks than the {len(row_ids)} written")
     db.execute("DELETE FROM document_keys WHERE document_id = ?", (document_id,))
     db.executemany(
         "INSERT INTO document_keys (document_id, rank, key) VALUES (?, ?, ?)",
-        [(document_id, rank, key) for rank, key in _document_keys(document)],
+        [(document_id, rank, key) for rank, key in rows.keys],
     )
-    graph = document_links(document, chunks)
     db.executemany(
         "INSERT INTO chunk_links (row_id, position, target, fragment) VALUES (?, ?, ?, ?)",
         [
-            (row_id, position, link.target, link.fragment)
-            for row_id, links in zip(row_ids, graph, strict=True)
-            for position, link in enumerate(links.links)
+            (row_id, position, target, fragment)
+            for row_id, links in zip(row_ids, rows.links, strict=False)
+            for position, (target, fragment) in enumerate(links)
         ],
     )
     db.executemany(
         "INSERT INTO chunk_anchors (row_id, document_id, ordinal, slug) VALUES (?, ?, ?, ?)",
         [
             (row_id, document_id, ordinal, slug)
-            for ordinal, (row_id, links) in enumerate(zip(row_ids, graph, strict=True))
-            for slug in links.anchors
+            for ordinal, (row_id, slugs) in enumerate(zip(row_ids, rows.anchors, strict=False))
+            for slug in slugs
         ],
     )
 
@@ -135,15 +131,6 @@ def edge_count(db: sqlite3.Connection) -> int:
                 links, source, targets = links + len(targets), row_id, set()
             targets.add(target)
     return 2 * int(adjacent) + links + len(targets)
-
-
-def _document_keys(document: Document) -> list[tuple[int, str]]:
-    """(rank, key) pairs a link target is matched against, best rank first."""
-    path = normalise_path(document.source_path)
-    identifier = document.document_id
-    keys = [(PATH, path), (ID, identifier), (PATH_STEM, path_stem(path))]
-    keys.append((ID_STEM, path_stem(normalise_path(identifier))))
-    return [(rank, key) for rank, key in keys if key]
 
 
 def _batches(ids: list[int]) -> Iterator[list[int]]:

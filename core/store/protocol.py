@@ -15,8 +15,16 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from core.models import Chunk, ChunkDraft, Document, Edge
-from core.store.records import Change, DeleteResult, LexicalRow, StoredDocument, UpsertResult
-from core.store.writes import ChunkRisk
+from core.store.records import (
+    NO_LINKS,
+    Change,
+    ChunkRisk,
+    DeleteResult,
+    DocumentLinks,
+    LexicalRow,
+    StoredDocument,
+    UpsertResult,
+)
 
 __all__ = ["LocalStore", "Store"]
 
@@ -36,8 +44,10 @@ class Store(Protocol):
         chunks: Sequence[ChunkDraft],
         embeddings: np.ndarray,
         risk: Sequence[ChunkRisk] | None = None,
+        links: DocumentLinks = NO_LINKS,
     ) -> UpsertResult:
-        """Replace `document` and all its chunks (one change). `embeddings`: float32 (n, d)."""
+        """Replace `document` and all its chunks (one change). `embeddings`: float32 (n, d);
+        `links`: link-graph rows extracted beforehand."""
         ...
 
     def delete_documents(self, document_ids: Sequence[str]) -> DeleteResult:

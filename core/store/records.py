@@ -1,4 +1,5 @@
-"""Value objects the SQLite store returns: write results, change records and index feed rows."""
+"""Value objects of the store: what a write takes (a prepared document with its link rows), write
+results, change records and index feed rows."""
 
 from __future__ import annotations
 
@@ -6,9 +7,45 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from core.models import Chunk, SourceType
+import numpy as np
+
+from core.models import Chunk, ChunkDraft, Document, RiskLevel, SourceType
 
 ChangeOp = Literal["upsert", "delete"]
+
+ChunkRisk = tuple[tuple[str, ...], RiskLevel]
+"""(risk flags, risk level) of one chunk."""
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentLinks:
+    """The link-graph rows of one document, extracted before its write (see
+    `core.ingest.link_rows`); the store writes them as given and resolves them when read."""
+
+    keys: tuple[tuple[int, str], ...] = ()
+    """(rank, key) pairs links to this document are matched on (`link_resolver` ranks)."""
+    links: tuple[tuple[tuple[str, str], ...], ...] = ()
+    """Per chunk (by ordinal; may stop early): its internal links as (target, fragment)."""
+    anchors: tuple[tuple[str, ...], ...] = ()
+    """Per chunk (by ordinal; may stop early): the anchor slugs it can be reached by."""
+
+
+NO_LINKS = DocumentLinks()
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedDocument:
+    """One document ready to commit: everything slow (parsing, chunking, link extraction,
+    embedding) is done, so a collection writes it under its lock in one short step."""
+
+    document: Document
+    content_hash: str
+    chunks: tuple[ChunkDraft, ...]
+    embeddings: np.ndarray
+    """float32 (len(chunks), d): row i embeds chunks[i]."""
+    risks: tuple[ChunkRisk, ...]
+    """(flags, level) per chunk."""
+    links: DocumentLinks = NO_LINKS
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,13 +15,15 @@ import numpy as np
 from core.models import Chunk, ChunkDraft, Document, Edge, RiskLevel
 from core.store import link_graph, schema, writes
 from core.store.records import (
+    NO_LINKS,
     Change,
+    ChunkRisk,
     DeleteResult,
+    DocumentLinks,
     LexicalRow,
     StoredDocument,
     UpsertResult,
 )
-from core.store.writes import ChunkRisk
 
 __all__ = [
     "EMBEDDING_DIM_KEY",
@@ -112,11 +114,14 @@ class SqliteStore:
         chunks: Sequence[ChunkDraft],
         embeddings: np.ndarray,
         risk: Sequence[ChunkRisk] | None = None,
+        links: DocumentLinks = NO_LINKS,
     ) -> UpsertResult:
         """Replace `document` and all its chunks in one transaction.
 
         `embeddings`: float32 (len(chunks), d), row i belonging to chunks[i]. `risk`, when given,
-        holds (flags, level) per chunk. Chunk ids are `chunk_id_for(document_id, ordinal)`.
+        holds (flags, level) per chunk. `links`: the document's link-graph rows, extracted
+        beforehand (`core.ingest.link_rows`); none by default. Chunk ids are
+        `chunk_id_for(document_id, ordinal)`. Collections call this from `Collection.commit`.
         """
         matrix = self._checked_embeddings(embeddings, len(chunks))
         risks = list(risk) if risk is not None else [((), RiskLevel.NONE)] * len(chunks)
@@ -134,7 +139,7 @@ class SqliteStore:
                 )
             ]
             writes.finish_change(db, seq, added, removed)
-            link_graph.write_links(db, document, added, chunks)
+            link_graph.write_links(db, document.document_id, added, links)
         return UpsertResult(seq=seq, added_row_ids=tuple(added), removed_row_ids=tuple(removed))
 
     def delete_documents(self, document_ids: Sequence[str]) -> DeleteResult:

@@ -7,12 +7,11 @@ import sqlite3
 
 import numpy as np
 
-from core.models import ChunkDraft, Document, RiskLevel, chunk_id_for
+from core.models import ChunkDraft, Document, chunk_id_for
 from core.store import schema
-from core.store.records import ChangeOp
+from core.store.records import ChangeOp, ChunkRisk
 
-ChunkRisk = tuple[tuple[str, ...], RiskLevel]
-"""(risk flags, risk level) of one chunk."""
+__all__ = ["ChunkRisk", "append_change", "delete_chunks", "finish_change", "insert_chunk"]
 
 
 def delete_chunks(db: sqlite3.Connection, document_id: str) -> list[int]:

@@ -24,6 +24,7 @@ def test_kill_9_never_loses_acknowledged_documents(tmp_path: Path) -> None:
             assert result.check.lost == (), f"round {round_no}"
             assert result.check.half_written == (), f"round {round_no}"
             assert result.check.index_mismatches == (), f"round {round_no}"
+            assert result.check.store_problems == (), f"round {round_no}"
         exit_code, disk = rounds.finish()
     assert exit_code == 0
     assert disk.problems() == []

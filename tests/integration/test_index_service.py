@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import grpc
 import pytest
 
@@ -173,3 +175,48 @@ def test_index_errors(
         call(index)
     assert info.value.code() is code
     assert info.value.details() == details
+
+
+def _proto_comment(field: str) -> str:
+    """The comment lines right above `field` in index_service.proto."""
+    proto = Path(__file__).resolve().parents[2] / "proto/groundwire/v1/index_service.proto"
+    lines = proto.read_text("utf-8").splitlines()
+    at = next(i for i, line in enumerate(lines) if line.strip().startswith(f"uint64 {field} ="))
+    above = []
+    for line in reversed(lines[:at]):
+        if not line.strip().startswith("//"):
+            break
+        above.insert(0, line.strip().removeprefix("//").strip())
+    return " ".join(above)
+
+
+def test_stats_dense_vectors_counts_live_vectors_as_its_proto_says(
+    index: ix_grpc.IndexServiceStub,
+) -> None:
+    """HNSW keeps deleted vectors as tombstones: dense_vectors excludes them, tombstones counts
+    them until compaction, exactly as the Stats comments say."""
+    assert "excluded" in _proto_comment("dense_vectors")
+    assert "until compaction" in _proto_comment("tombstones")
+    hnsw = ix.DenseIndexConfig(kind=ix.DENSE_INDEX_KIND_HNSW)
+    index.CreateCollection(ix.CreateCollectionRequest(name="tombs", dense_index=hnsw), timeout=30)
+    try:
+        docs = [
+            common.Document(document_id="guide.md", text=GUIDE),
+            common.Document(document_id="notes.md", text=NOTES),
+        ]
+        request = ix.UpsertDocumentsRequest(collection="tombs", documents=docs)
+        index.UpsertDocuments(iter([request]), timeout=60)
+        before = index.Stats(ix.StatsRequest(collection="tombs"), timeout=30)
+        assert before.dense_vectors == before.collection.chunk_count > 0
+        assert before.tombstones == 0
+        index.DeleteDocuments(
+            ix.DeleteDocumentsRequest(collection="tombs", document_ids=["guide.md"]), timeout=30
+        )
+        after = index.Stats(ix.StatsRequest(collection="tombs"), timeout=30)
+        assert after.dense_vectors == after.collection.chunk_count < before.dense_vectors
+        assert after.tombstones == before.dense_vectors - after.dense_vectors
+        index.CompactCollection(ix.CompactCollectionRequest(collection="tombs"), timeout=60)
+        compacted = index.Stats(ix.StatsRequest(collection="tombs"), timeout=30)
+        assert (compacted.dense_vectors, compacted.tombstones) == (after.dense_vectors, 0)
+    finally:
+        index.DropCollection(ix.DropCollectionRequest(name="tombs"), timeout=30)

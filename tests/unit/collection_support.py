@@ -1,5 +1,6 @@
 """Building real collections on disk for the catalog tests: deterministic documents and vectors
-written the way `core.indexer.Indexer` writes them (store commit, then mirror, then commit)."""
+committed the way `core.indexer.Indexer` has them committed (`Collection.commit`), or written to
+the store alone to stand for a crash before the derived indexes caught up."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ import numpy as np
 from core.catalog.collection import Collection, DensePersistPolicy
 from core.catalog.collection_config import CollectionConfig
 from core.dense.spec import DenseIndexSpec
-from core.models import ChunkDraft, Document, SourceType
-from core.store.records import LexicalRow, UpsertResult
+from core.models import ChunkDraft, Document, RiskLevel, SourceType
+from core.store.records import PreparedDocument, UpsertResult
 
 DIM = 16
 MARKER = "alpha"
@@ -53,10 +54,8 @@ def vectors_for(document_id: str, count: int, version: int) -> np.ndarray:
     return unit
 
 
-def store_only(
-    collection: Collection, document_id: str, count: int = 3, version: int = 0
-) -> UpsertResult:
-    """Commit a document to the store without mirroring it (a crash right after the commit)."""
+def prepared(document_id: str, count: int = 3, version: int = 0) -> PreparedDocument:
+    """A document of `count` chunks ready to commit (no links)."""
     texts = chunk_texts(document_id, count, version)
     document = Document(
         document_id=document_id,
@@ -64,30 +63,30 @@ def store_only(
         source_type=SourceType.TEXT,
         title=f"Doc {document_id}",
     )
-    drafts = [ChunkDraft(text, (), False, 5, 0) for text in texts]
+    return PreparedDocument(
+        document=document,
+        content_hash=document.content_hash(),
+        chunks=tuple(ChunkDraft(text, (), False, 5, 0) for text in texts),
+        embeddings=vectors_for(document_id, count, version),
+        risks=tuple(((), RiskLevel.NONE) for _ in texts),
+    )
+
+
+def store_only(
+    collection: Collection, document_id: str, count: int = 3, version: int = 0
+) -> UpsertResult:
+    """Write a document to the store alone, as a crash right after the store commit leaves it."""
+    item = prepared(document_id, count, version)
     return collection.store.upsert_document(
-        document, document.content_hash(), drafts, vectors_for(document_id, count, version)
+        item.document, item.content_hash, item.chunks, item.embeddings, item.risks
     )
 
 
 def write(collection: Collection, document_id: str, count: int = 3, version: int = 0) -> int:
-    """Upsert one document like the indexer does (lexical committed, dense saved per policy)."""
-    with collection.write_lock:
-        result = store_only(collection, document_id, count, version)
-        rows = [
-            LexicalRow(row_id, text, f"Doc {document_id}", "")
-            for row_id, text in zip(
-                result.added_row_ids, chunk_texts(document_id, count, version), strict=True
-            )
-        ]
-        collection.apply_upsert(
-            result.added_row_ids,
-            vectors_for(document_id, count, version),
-            result.removed_row_ids,
-            rows,
-        )
-        collection.commit_indexes(result.seq, persist_dense=False)
-        return result.seq
+    """Commit one document through `Collection.commit` (lexical committed, dense per policy)."""
+    (result,) = collection.commit([prepared(document_id, count, version)])
+    assert result is not None, f"{document_id} v{version} was already stored"
+    return result.seq
 
 
 def run_then_crash(

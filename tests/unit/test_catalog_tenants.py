@@ -76,7 +76,7 @@ def test_a_reserved_name_counts_toward_the_limit_and_blocks_other_writers(tmp_pa
         (tmp_path / "stage" / "tenants" / "acme" / "restored").rename(
             tmp_path / "tenants" / "acme" / "restored"
         )
-        catalog.attach("acme", "restored")
+        catalog.attach("acme", "restored", restored=True)
     assert catalog.names("acme") == ["docs", "restored"]
     with pytest.raises(LimitExceeded):
         catalog.create("acme", "third", CONFIG)
@@ -85,11 +85,11 @@ def test_a_reserved_name_counts_toward_the_limit_and_blocks_other_writers(tmp_pa
     with pytest.raises(NotFound), catalog.reserving("acme", "missing", existing=True):
         pass
     with pytest.raises(RuntimeError, match="outside reserving"):
-        catalog.attach("acme", "docs")
+        catalog.attach("acme", "docs", restored=True)
     with catalog.reserving("acme", "docs", existing=True):
         with pytest.raises(Conflict):
             catalog.drop("acme", "docs")
         with pytest.raises(AlreadyExists):
-            catalog.attach("acme", "docs")
+            catalog.attach("acme", "docs", restored=True)
     assert catalog.drop("acme", "docs") == 0
     catalog.close()

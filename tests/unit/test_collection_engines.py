@@ -61,7 +61,7 @@ def test_torch_engine_serves_a_collection_and_replays_after_a_crash(
     collection = _open(tmp_path / "c", kind)
     assert (collection.dense_engine, collection.dense_device) == ("torch-exact", "cpu")
     _fill(collection, 0, 12)
-    collection.commit_indexes(collection.store.sequence())  # dense.gwtorch at sequence 12
+    collection.checkpoint()  # dense.gwtorch at sequence 12
     _fill(collection, 12, 20)
     collection.delete_documents(["d3", "d14"])
     _assert_exact(collection)

@@ -41,7 +41,7 @@ def _history(collection: Collection) -> None:
     the indexes but not the dense file; then two commits that reach only the store."""
     for i in range(10):
         write(collection, f"d{i}")
-    collection.commit_indexes(collection.store.sequence())  # dense file at sequence 10
+    collection.checkpoint()  # dense file at sequence 10
     for i in range(10, 16):
         write(collection, f"d{i}")
     write(collection, "d1", version=1)

@@ -11,6 +11,7 @@ import pytest
 
 from core.ingest.chunking_spec import ChunkerKind, ChunkingSpec
 from core.ingest.document_chunker import chunk_any
+from core.ingest.link_rows import document_link_rows
 from core.models import Chunk, Document, Edge, EdgeKind, SourceType
 from core.store import SqliteStore
 from core.store.link_graph import ADJACENT_WEIGHT, DOCUMENT_LINK_WEIGHT, SECTION_LINK_WEIGHT
@@ -40,7 +41,8 @@ def ingest(store: SqliteStore, count_words: CountTokens) -> Callable[[Document],
     def write(document: Document) -> list[Chunk]:
         drafts = [c.draft for c in chunk_any(document, b"", SPEC, count_words)]
         vectors = np.random.default_rng(7).standard_normal((len(drafts), 4)).astype(np.float32)
-        store.upsert_document(document, document.content_hash(), drafts, vectors)
+        links = document_link_rows(document, drafts)
+        store.upsert_document(document, document.content_hash(), drafts, vectors, links=links)
         stored = store.get_document(document.document_id)
         assert stored is not None
         return stored.chunks

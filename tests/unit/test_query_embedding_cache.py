@@ -227,3 +227,47 @@ def test_tensor_path_without_an_inner_tensor_embedder_uses_host_arrays(
     assert hits == [False]
     assert tensor.dtype == torch.float32 and tensor.device.type == "cpu"
     assert counting.query_batches == [["what is a decorator"]]
+
+
+class AdaptedEmbedder(CountingEmbedder):
+    """Another model: the real one followed by a fixed rotation (a tuned linear adapter)."""
+
+    def __init__(self, inner: SentenceTransformerEmbedder) -> None:
+        super().__init__(inner)
+        self.model_name = f"{inner.model_name}+adapter"
+        rng = np.random.default_rng(3)
+        self.rotation, _ = np.linalg.qr(rng.standard_normal((inner.dimension, inner.dimension)))
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        vectors = super().embed_queries(texts) @ self.rotation
+        return vectors.astype(np.float32)
+
+
+def test_models_sharing_the_cache_never_get_each_others_vectors(
+    counting: CountingEmbedder, embedder: SentenceTransformerEmbedder
+) -> None:
+    base = QueryEmbeddingCache(counting)
+    adapted_model = AdaptedEmbedder(embedder)
+    adapted = base.for_embedder(adapted_model)
+    query = "How do I rotate the API keys?"
+
+    served, _ = base.embed_queries_with_hits([query])
+    tuned, tuned_hits = adapted.embed_queries_with_hits([query])
+    assert tuned_hits == [False]  # the served model's vector is cached, but not this model's
+    assert adapted_model.query_batches == [[query]]
+    np.testing.assert_allclose(tuned, served @ adapted_model.rotation, atol=1e-5)
+    assert float(tuned[0] @ served[0]) < 0.5
+
+    assert adapted.embed_queries_with_hits([query])[1] == [True]
+    again, hits = base.embed_queries_with_hits([query])
+    assert hits == [True]
+    np.testing.assert_array_equal(again, served)
+    assert base.stats().entries == 2
+
+
+def test_a_renamed_model_behind_the_same_cache_gets_new_keys(counting: CountingEmbedder) -> None:
+    cache = QueryEmbeddingCache(counting)
+    cache.embed_queries(["reload me"])
+    counting.model_name = "reloaded-weights"  # the inner embedder now runs another model
+    assert cache.embed_queries_with_hits(["reload me"])[1] == [False]
+    assert counting.query_batches == [["reload me"], ["reload me"]]

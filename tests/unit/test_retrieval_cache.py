@@ -17,6 +17,7 @@ import pytest
 from core.cache.fingerprint import cache_text_key, dataclass_fingerprint
 from core.cache.lru_ttl import CacheStats
 from core.cache.retrieval_cache import RetrievalCache, ScopeStats
+from core.catalog.version import CollectionVersion
 from core.context.assembly import ContextBudget
 from core.models import ChunkDraft, Document, SourceType
 from core.retrieve.expansion_policy import ExpansionPolicy
@@ -53,6 +54,10 @@ class FakeClock:
 
     def __call__(self) -> float:
         return self.now
+
+
+def v(sequence: int, incarnation: str = "first", memories: int = 0) -> CollectionVersion:
+    return CollectionVersion(incarnation, sequence, memories)
 
 
 def request(**changes: Any) -> RetrievalRequest:
@@ -105,13 +110,13 @@ def test_result_is_served_until_a_write_bumps_the_store_sequence(
 ) -> None:
     upsert(store, "guide")
     before = store.sequence()
-    assert cache.get(request(), before) is None
-    assert cache.put(request(), before, "result with guide")
-    assert cache.get(request(), store.sequence()) == "result with guide"
+    assert cache.get(request(), v(before)) is None
+    assert cache.put(request(), v(before), "result with guide")
+    assert cache.get(request(), v(store.sequence())) == "result with guide"
 
     store.delete_documents(["guide"])
     assert store.sequence() > before
-    assert cache.get(request(), store.sequence()) is None
+    assert cache.get(request(), v(store.sequence())) is None
     assert cache.stats("default", "docs") == ScopeStats(hits=1, misses=2, entries=0)
 
 
@@ -123,48 +128,63 @@ def test_any_write_makes_every_older_entry_a_miss(
     sequence = store.sequence()
     queries = ["first question", "second question", "third question"]
     for query in queries:
-        cache.put(request(query=query), sequence, query)
+        cache.put(request(query=query), v(sequence), query)
     if write == "upsert":
         upsert(store, "another")
     else:
         store.delete_documents(["guide"])
-    assert [cache.get(request(query=q), store.sequence()) for q in queries] == [None] * 3
+    assert [cache.get(request(query=q), v(store.sequence())) for q in queries] == [None] * 3
 
 
 def test_put_refuses_a_result_older_than_a_sequence_already_seen(
     cache: RetrievalCache[str],
 ) -> None:
-    assert cache.get(request(), 6) is None  # someone already saw the store at 6
-    assert cache.put(request(), 5, "computed before the write") is False
-    assert cache.get(request(), 5) is None
-    assert cache.put(request(), 6, "current") is True
-    assert cache.get(request(), 6) == "current"
+    assert cache.get(request(), v(6)) is None  # someone already saw the store at 6
+    assert cache.put(request(), v(5), "computed before the write") is False
+    assert cache.get(request(), v(5)) is None
+    assert cache.put(request(), v(6), "current") is True
+    assert cache.get(request(), v(6)) == "current"
 
 
-def test_invalidate_drops_one_collection_and_allows_sequence_reuse(
+def test_a_new_incarnation_at_a_reused_sequence_is_a_miss(cache: RetrievalCache[str]) -> None:
+    """Drop + create, or a restore: the new store may reach the same sequence number again."""
+    assert cache.get(request(), v(1, "dropped")) is None
+    assert cache.put(request(), v(1, "dropped"), "the dropped document")
+    assert cache.get(request(), v(1, "dropped")) == "the dropped document"
+    assert cache.get(request(), v(1, "re-created")) is None
+    assert cache.get(request(), v(1, "dropped")) is None  # met with another version: dropped
+    assert cache.stats("default", "docs").entries == 0
+
+
+def test_a_result_put_from_a_replaced_incarnation_is_never_served(
     cache: RetrievalCache[str],
 ) -> None:
-    cache.put(request(), 9, "before restore")
-    cache.put(request(collection="other"), 9, "untouched")
-    assert cache.invalidate("default", "docs") == 1
-    assert cache.stats("default", "docs").entries == 0
-    assert cache.get(request(), 4) is None
-    assert cache.put(request(), 4, "after restore to sequence 4") is True
-    assert cache.get(request(), 4) == "after restore to sequence 4"
-    assert cache.get(request(collection="other"), 9) == "untouched"
+    """A retrieval in flight across a restore stores its old result: no current lookup gets it."""
+    assert cache.get(request(), v(3, "restored")) is None
+    cache.put(request(), v(7, "before restore"), "in flight across the restore")
+    assert cache.get(request(), v(3, "restored")) is None
+    assert cache.get(request(), v(7, "restored")) is None
+    assert cache.put(request(), v(7, "restored"), "current") is True
+    assert cache.get(request(), v(7, "restored")) == "current"
+
+
+def test_added_memories_make_a_miss(cache: RetrievalCache[str]) -> None:
+    cache.put(request(use_memory=True), v(4, memories=2), "two memories")
+    assert cache.get(request(use_memory=True), v(4, memories=3)) is None
+    assert cache.put(request(use_memory=True), v(4, memories=2), "stale") is False
 
 
 # ---- keys ---------------------------------------------------------------------------------------
 
 
 def test_tenants_and_collections_never_share_entries(cache: RetrievalCache[str]) -> None:
-    cache.put(request(tenant="acme"), 1, "acme docs")
-    cache.put(request(tenant="globex"), 1, "globex docs")
-    cache.put(request(tenant="acme", collection="notes"), 1, "acme notes")
-    assert cache.get(request(tenant="acme"), 1) == "acme docs"
-    assert cache.get(request(tenant="globex"), 1) == "globex docs"
-    assert cache.get(request(tenant="acme", collection="notes"), 1) == "acme notes"
-    assert cache.get(request(tenant="initech"), 1) is None
+    cache.put(request(tenant="acme"), v(1), "acme docs")
+    cache.put(request(tenant="globex"), v(1), "globex docs")
+    cache.put(request(tenant="acme", collection="notes"), v(1), "acme notes")
+    assert cache.get(request(tenant="acme"), v(1)) == "acme docs"
+    assert cache.get(request(tenant="globex"), v(1)) == "globex docs"
+    assert cache.get(request(tenant="acme", collection="notes"), v(1)) == "acme notes"
+    assert cache.get(request(tenant="initech"), v(1)) is None
     keys = {cache.key_for(request(tenant=t)) for t in ("acme", "globex", "initech")}
     assert len(keys) == 3
 
@@ -277,11 +297,11 @@ def test_fingerprint_rejects_what_it_cannot_encode() -> None:
 def test_entries_expire_and_the_least_recent_is_evicted(clock: FakeClock) -> None:
     cache: RetrievalCache[str] = RetrievalCache(ttl_s=60.0, max_entries=2, clock=clock)
     for query in ("a", "b", "c"):
-        cache.put(request(query=query), 1, query)
-    assert cache.get(request(query="a"), 1) is None
-    assert cache.get(request(query="c"), 1) == "c"
+        cache.put(request(query=query), v(1), query)
+    assert cache.get(request(query="a"), v(1)) is None
+    assert cache.get(request(query="c"), v(1)) == "c"
     clock.now = 60.0
-    assert cache.get(request(query="c"), 1) is None
+    assert cache.get(request(query="c"), v(1)) is None
     assert cache.totals() == CacheStats(hits=1, misses=2, evictions=1, expirations=2, entries=0)
 
 
@@ -290,8 +310,8 @@ def test_clear_one_collection_or_every_collection_of_a_tenant(
 ) -> None:
     for tenant in ("acme", "globex"):
         for collection in ("docs", "notes"):
-            cache.put(request(tenant=tenant, collection=collection), 1, "v")
-            cache.get(request(tenant=tenant, collection=collection), 1)
+            cache.put(request(tenant=tenant, collection=collection), v(1), "v")
+            cache.get(request(tenant=tenant, collection=collection), v(1))
     assert cache.clear("acme", "docs") == 1
     assert cache.stats("acme", "docs") == ScopeStats(hits=0, misses=0, entries=0)
     assert cache.stats("acme", "notes") == ScopeStats(hits=1, misses=0, entries=1)
