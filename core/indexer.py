@@ -8,12 +8,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
 
-import numpy as np
-
 from core.catalog.collection import Collection
 from core.catalog.model_check import ModelCheck
-from core.embed.embedding_text import embedding_text
 from core.embed.protocol import Embedder
+from core.embed.section_context import chunk_vectors
 from core.errors import InvalidArgument
 from core.ingest.chunking_spec import ChunkingSpec
 from core.ingest.document_chunker import ChunkedDraft, chunk_any
@@ -157,8 +155,11 @@ class Indexer:
         prepared: Sequence[tuple[int, _Prepared]],
         outcomes: dict[int, DocumentOutcome],
     ) -> int:
-        texts = [embedding_text(c.section_path, c.text) for _, p in prepared for c in p.chunks]
-        vectors = self._embedder.embed_documents(texts) if texts else np.empty((0, 0), np.float32)
+        vectors = chunk_vectors(
+            self._embedder,
+            [[(c.section_path, c.text) for c in p.chunks] for _, p in prepared],
+            collection.config.section_lead_weight,
+        )
         offset = 0
         sequence = collection.store.sequence()
         for position, item in prepared:

@@ -8,6 +8,7 @@ optional header row). Every query of `queries.jsonl` is kept, judged or not.
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -135,4 +136,18 @@ def load_beir(directory: Path, split: str = "test") -> BeirDataset:
         corpus=_load_corpus(directory / "corpus.jsonl"),
         queries=_load_queries(directory / "queries.jsonl"),
         qrels=_load_qrels(directory / "qrels" / f"{split}.tsv"),
+    )
+
+
+def subset(dataset: BeirDataset, prefix: str, distractors: int, seed: int = 0) -> BeirDataset:
+    """The documents whose id starts with `prefix` plus `distractors` others drawn at random
+    (seeded), and the queries whose judged documents are all kept: a quicker, easier run."""
+    kept = [i for i in dataset.corpus if i.startswith(prefix)]
+    others = [i for i in dataset.corpus if not i.startswith(prefix)]
+    keep = set(kept) | set(random.Random(seed).sample(others, min(distractors, len(others))))
+    qrels = {q: r for q, r in dataset.qrels.items() if all(d in keep for d in r)}
+    return BeirDataset(
+        corpus={i: d for i, d in dataset.corpus.items() if i in keep},
+        queries={q: t for q, t in dataset.queries.items() if q in qrels},
+        qrels=qrels,
     )
