@@ -23,7 +23,7 @@ import numpy as np
 from core.embed.cached_embedder import CachedEmbedder
 from core.embed.embedding_text import embedding_text
 from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder, default_model_path
-from core.eval.beir import BeirDataset, load_beir
+from core.eval.beir import load_beir, subset
 from core.eval.metrics import evaluate_run
 from core.ingest.chunking_spec import ChunkingSpec
 from core.ingest.document_chunker import chunk_any
@@ -90,17 +90,6 @@ def main() -> None:
             chunk_section=np.array(chunk_section),
         )
     report(data, doc_ids, query_ids, chunks, sections, queries, chunk_doc, chunk_section)
-
-
-def subset(data: BeirDataset, prefix: str, distractors: int) -> BeirDataset:
-    kept = [i for i in data.corpus if i.startswith(prefix)]
-    others = [i for i in data.corpus if not i.startswith(prefix)]
-    rng = np.random.default_rng(0)
-    picked = rng.choice(len(others), size=min(distractors, len(others)), replace=False)
-    keep = set(kept) | {others[i] for i in picked}
-    corpus = {i: d for i, d in data.corpus.items() if i in keep}
-    qrels = {q: r for q, r in data.qrels.items() if all(d in keep for d in r)}
-    return BeirDataset(corpus, {q: t for q, t in data.queries.items() if q in qrels}, qrels)
 
 
 def batched(embed: Callable[[list[str]], np.ndarray], texts: list[str]) -> np.ndarray:

@@ -10,7 +10,7 @@ from core.dense.faiss_index import DenseIndexSpec
 from core.errors import InvalidArgument
 from core.ingest.chunking_spec import DEFAULT_OVERLAP_TOKENS, ChunkerKind, ChunkingSpec
 
-SECTION_LEAD_WEIGHT = 1.0
+SECTION_LEAD_WEIGHT = 2.0
 """New collections mix each chunk vector with its section's lead vector at this weight
 (`core/embed/section_context.py`); collections stored before the field existed read 0 (plain
 chunk vectors), so their stored vectors stay what they are."""

@@ -8,11 +8,12 @@ optional header row). Every query of `queries.jsonl` is kept, judged or not.
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from core.errors import InvalidArgument
 
@@ -144,7 +145,8 @@ def subset(dataset: BeirDataset, prefix: str, distractors: int, seed: int = 0) -
     (seeded), and the queries whose judged documents are all kept: a quicker, easier run."""
     kept = [i for i in dataset.corpus if i.startswith(prefix)]
     others = [i for i in dataset.corpus if not i.startswith(prefix)]
-    keep = set(kept) | set(random.Random(seed).sample(others, min(distractors, len(others))))
+    drawn = np.random.default_rng(seed).choice(len(others), min(distractors, len(others)), False)
+    keep = set(kept) | {others[int(i)] for i in drawn}
     qrels = {q: r for q, r in dataset.qrels.items() if all(d in keep for d in r)}
     return BeirDataset(
         corpus={i: d for i, d in dataset.corpus.items() if i in keep},
