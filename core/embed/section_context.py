@@ -45,7 +45,10 @@ def with_section_lead(
         return vectors
     mixed = vectors + np.float32(weight) * vectors[np.asarray(leads, dtype=np.int64)]
     norms = np.linalg.norm(mixed, axis=1, keepdims=True)
-    return (mixed / np.maximum(norms, np.float32(1e-12))).astype(np.float32)
+    unit: npt.NDArray[np.float32] = (mixed / np.maximum(norms, np.float32(1e-12))).astype(
+        np.float32
+    )
+    return unit
 
 
 def chunk_vectors(
