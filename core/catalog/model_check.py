@@ -104,7 +104,8 @@ class ModelCheck:
             documents.append([(c.section_path, c.text) for c in pair])
         vectors = chunk_vectors(self._embedder, documents, weight)
         ends = np.cumsum([len(d) for d in documents]) - 1
-        return vectors[ends]
+        fresh: np.ndarray = vectors[ends]
+        return fresh
 
     @staticmethod
     def _section_lead(collection: Collection, chunk: Chunk) -> Chunk:
