@@ -9,12 +9,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
 
-import numpy as np
-
 from core.catalog.collection import Collection
 from core.catalog.model_check import ModelCheck
-from core.embed.embedding_text import embedding_text
 from core.embed.protocol import Embedder
+from core.embed.section_context import chunk_vectors
 from core.errors import InvalidArgument
 from core.ingest.chunking_spec import ChunkingSpec
 from core.ingest.document_chunker import ChunkedDraft, chunk_any
@@ -112,7 +110,7 @@ class Indexer:
                 outcomes[position] = DocumentOutcome(document.document_id, Outcome.UNCHANGED)
             else:
                 drafts.append((position, item))
-        prepared = self._embedded(drafts)
+        prepared = self._embedded(drafts, collection.config.section_lead_weight)
         results = collection.commit(prepared)
         for (position, _), ready, result in zip(drafts, prepared, results, strict=True):
             document_id = ready.document.document_id
@@ -166,11 +164,17 @@ class Indexer:
         ]
         return _Prepared(document, content_hash, tuple(drafts), tuple(_risk(c) for c in chunked))
 
-    def _embedded(self, drafts: Sequence[tuple[int, _Prepared]]) -> list[PreparedDocument]:
-        """The drafts with their chunks embedded (one model call for the batch) and their
-        link-graph rows extracted."""
-        texts = [embedding_text(c.section_path, c.text) for _, p in drafts for c in p.chunks]
-        vectors = self._embedder.embed_documents(texts) if texts else np.empty((0, 0), np.float32)
+    def _embedded(
+        self, drafts: Sequence[tuple[int, _Prepared]], section_lead_weight: float
+    ) -> list[PreparedDocument]:
+        """The drafts with their chunks embedded (one model call for the batch, each chunk mixed
+        with its section's lead, see `core.embed.section_context`) and their link-graph rows
+        extracted."""
+        vectors = chunk_vectors(
+            self._embedder,
+            [[(c.section_path, c.text) for c in p.chunks] for _, p in drafts],
+            section_lead_weight,
+        )
         prepared: list[PreparedDocument] = []
         offset = 0
         for _, item in drafts:

@@ -159,6 +159,14 @@ def _add_eval(sub: Subparsers) -> None:
     evaluate.add_argument(
         "--embedding-cache", type=Path, help="SQLite file caching document vectors between runs"
     )
+    evaluate.add_argument(
+        "--subset",
+        metavar="PREFIX",
+        help="keep only the documents whose id starts with PREFIX (plus --distractors others)",
+    )
+    evaluate.add_argument(
+        "--distractors", type=int, default=0, help="with --subset: other documents kept (seeded)"
+    )
 
 
 def _serve_settings(settings: Settings, args: argparse.Namespace) -> Settings:
@@ -236,7 +244,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     elif args.command == "eval":
         from server.commands.eval_command import run_eval
 
-        run_eval(settings, args.dataset, args.json, args.output, args.embedding_cache)
+        run_eval(
+            settings,
+            args.dataset,
+            args.json,
+            args.output,
+            args.embedding_cache,
+            subset_of=(args.subset, args.distractors) if args.subset else None,
+        )
 
 
 if __name__ == "__main__":

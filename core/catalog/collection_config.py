@@ -10,6 +10,11 @@ from core.dense.faiss_index import DenseIndexSpec
 from core.errors import InvalidArgument
 from core.ingest.chunking_spec import DEFAULT_OVERLAP_TOKENS, ChunkerKind, ChunkingSpec
 
+SECTION_LEAD_WEIGHT = 2.0
+"""New collections mix each chunk vector with its section's lead vector at this weight
+(`core/embed/section_context.py`); collections stored before the field existed read 0 (plain
+chunk vectors), so their stored vectors stay what they are."""
+
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 
 
@@ -29,7 +34,8 @@ class CollectionConfig:
     """What a collection was created with; fixed for its lifetime.
 
     `chunker_kind`, `chunk_max_tokens` and `chunk_overlap_tokens` are the default chunking of
-    the collection's documents (see `chunking`).
+    the collection's documents (see `chunking`). `section_lead_weight` is how much of its
+    section's lead each chunk vector carries (`core/embed/section_context.py`).
     """
 
     dense: DenseIndexSpec = DenseIndexSpec()
@@ -39,6 +45,7 @@ class CollectionConfig:
     embedding_dim: int = 0
     chunker_kind: ChunkerKind = ChunkerKind.STRUCTURE
     chunk_overlap_tokens: int = DEFAULT_OVERLAP_TOKENS
+    section_lead_weight: float = SECTION_LEAD_WEIGHT
 
     @property
     def chunking(self) -> ChunkingSpec:
@@ -55,4 +62,5 @@ class CollectionConfig:
         raw = json.loads(text)
         dense = DenseIndexSpec(**raw.pop("dense"))
         kind = ChunkerKind(raw.pop("chunker_kind", ChunkerKind.STRUCTURE.value))
+        raw.setdefault("section_lead_weight", 0.0)  # stored before section leads: plain vectors
         return cls(dense=dense, chunker_kind=kind, **raw)

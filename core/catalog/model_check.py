@@ -17,9 +17,10 @@ import weakref
 import numpy as np
 
 from core.catalog.collection import Collection
-from core.embed.embedding_text import embedding_text
 from core.embed.protocol import Embedder
+from core.embed.section_context import chunk_vectors
 from core.errors import FailedPrecondition
+from core.models import Chunk
 
 __all__ = ["SAMPLE_CHUNKS", "SAME_MODEL_MIN_COSINE", "ModelCheck"]
 
@@ -75,8 +76,7 @@ class ModelCheck:
         if not kept:
             return ""  # nothing indexed yet: the first write decides, the next check judges
         sampled = [chunks[int(row_ids[position])] for position in kept]
-        texts = [embedding_text(chunk.section_path, chunk.text) for chunk in sampled]
-        fresh = embedder.embed_documents(texts)
+        fresh = self._fresh_vectors(collection, sampled)
         cosines = np.sum(fresh * np.asarray(stored, dtype=np.float32)[kept], axis=1)
         worst = float(cosines.min())
         verdict = ""
@@ -84,7 +84,7 @@ class ModelCheck:
             indexed_with = collection.config.embedding_model or "unrecorded"
             verdict = (
                 f"collection '{collection.name}' was indexed with another embedding model "
-                f"(recorded: {indexed_with}): re-embedding {len(texts)} of its chunks with the "
+                f"(recorded: {indexed_with}): re-embedding {len(sampled)} of its chunks with the "
                 f"server's model ({embedder.model_name}) reproduces their stored vectors only to "
                 f"cosine {worst:.3f} (the same model gives at least {SAME_MODEL_MIN_COSINE}); "
                 f"{_FIX}"
@@ -92,6 +92,26 @@ class ModelCheck:
             logger.error("%s", verdict)
         self._verdicts[collection] = verdict
         return verdict
+
+    def _fresh_vectors(self, collection: Collection, sampled: list[Chunk]) -> np.ndarray:
+        """The sampled chunks' vectors as the indexer would write them now: a chunk mixed with
+        its section's lead (the section's first chunk in its document) is recomputed with it."""
+        weight = collection.config.section_lead_weight
+        documents: list[list[tuple[tuple[str, ...], str]]] = []
+        for chunk in sampled:
+            lead = self._section_lead(collection, chunk) if weight else chunk
+            pair = [chunk] if lead.ordinal == chunk.ordinal else [lead, chunk]
+            documents.append([(c.section_path, c.text) for c in pair])
+        vectors = chunk_vectors(self._embedder, documents, weight)
+        ends = np.cumsum([len(d) for d in documents]) - 1
+        fresh: np.ndarray = vectors[ends]
+        return fresh
+
+    @staticmethod
+    def _section_lead(collection: Collection, chunk: Chunk) -> Chunk:
+        stored = collection.store.get_document(chunk.document_id)
+        chunks = stored.chunks if stored is not None else []
+        return next((c for c in chunks if c.section_path == chunk.section_path), chunk)
 
 
 _FIX = (

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from core.errors import InvalidArgument
 
 _QRELS_HEADER = ("query-id", "corpus-id")
@@ -135,4 +137,19 @@ def load_beir(directory: Path, split: str = "test") -> BeirDataset:
         corpus=_load_corpus(directory / "corpus.jsonl"),
         queries=_load_queries(directory / "queries.jsonl"),
         qrels=_load_qrels(directory / "qrels" / f"{split}.tsv"),
+    )
+
+
+def subset(dataset: BeirDataset, prefix: str, distractors: int, seed: int = 0) -> BeirDataset:
+    """The documents whose id starts with `prefix` plus `distractors` others drawn at random
+    (seeded), and the queries whose judged documents are all kept: a quicker, easier run."""
+    kept = [i for i in dataset.corpus if i.startswith(prefix)]
+    others = [i for i in dataset.corpus if not i.startswith(prefix)]
+    drawn = np.random.default_rng(seed).choice(len(others), min(distractors, len(others)), False)
+    keep = set(kept) | {others[int(i)] for i in drawn}
+    qrels = {q: r for q, r in dataset.qrels.items() if all(d in keep for d in r)}
+    return BeirDataset(
+        corpus={i: d for i, d in dataset.corpus.items() if i in keep},
+        queries={q: t for q, t in dataset.queries.items() if q in qrels},
+        qrels=qrels,
     )

@@ -9,6 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
+
 from core.catalog.catalog import DEFAULT_TENANT, CollectionCatalog
 from core.catalog.collection_config import CollectionConfig
 from core.embed.protocol import Embedder
@@ -23,6 +25,9 @@ from core.retrieve.request import RetrievalRequest
 EVAL_COLLECTION = "eval"
 INDEX_BATCH = 64
 CHUNK_HITS = 100
+BASELINE = "whole-section baseline"
+"""One vector per whole corpus document (`title + "\\n" + text`, the model keeps its first tokens),
+exact cosine search: what a plain vector store gives with the same model."""
 
 
 def index_dataset(
@@ -31,9 +36,10 @@ def index_dataset(
     indexer: Indexer,
     config: CollectionConfig,
     progress: Callable[[int], None] = lambda n: None,
+    name: str = EVAL_COLLECTION,
 ) -> None:
-    """Index every corpus document (title as section root, body as plain text)."""
-    collection = catalog.create(DEFAULT_TENANT, EVAL_COLLECTION, config)
+    """Index every corpus document (title as section root, body as plain text) into `name`."""
+    collection = catalog.create(DEFAULT_TENANT, name, config)
     batch: list[Document] = []
     for doc in dataset.corpus.values():
         batch.append(Document(doc.doc_id, doc.text, SourceType.TEXT, title=doc.title))
@@ -56,6 +62,31 @@ def ranked_documents(pipeline: RetrievalPipeline, request: RetrievalRequest, k: 
     return list(seen)[:k]
 
 
+def whole_section_run(
+    dataset: BeirDataset,
+    embedder: Embedder,
+    k: int,
+    progress: Callable[[int], None] = lambda n: None,
+) -> dict[str, Sequence[str]]:
+    """The plain vector store's ranking: documents by the cosine of their one whole-text vector."""
+    doc_ids = list(dataset.corpus)
+    blocks = []
+    for start in range(0, len(doc_ids), INDEX_BATCH):
+        batch = [dataset.corpus[i] for i in doc_ids[start : start + INDEX_BATCH]]
+        blocks.append(embedder.embed_documents([f"{d.title}\n{d.text}" for d in batch]))
+        progress(len(batch))
+    documents = np.concatenate(blocks) if blocks else np.empty((0, embedder.dimension), np.float32)
+    query_ids = list(dataset.queries)
+    texts = [normalize_query(dataset.queries[q], 100_000) for q in query_ids]
+    queries = embedder.embed_queries(texts) if texts else np.empty((0, 0), np.float32)
+    run: dict[str, Sequence[str]] = {}
+    for row, query_id in enumerate(query_ids):
+        scores = documents @ queries[row]
+        top = np.argsort(-scores, kind="stable")[:k]
+        run[query_id] = [doc_ids[i] for i in top]
+    return run
+
+
 def evaluate_configurations(
     dataset: BeirDataset,
     embedder: Embedder,
@@ -63,8 +94,15 @@ def evaluate_configurations(
     config: CollectionConfig,
     k: int = 10,
     progress: Callable[[str, int], None] = lambda stage, n: None,
+    variants: Mapping[str, CollectionConfig] | None = None,
 ) -> dict[str, dict[str, float]]:
-    """Metrics@k per configuration label; each request is a template whose query is replaced."""
+    """Metrics@k of the whole-section baseline (`BASELINE`) and of each configuration label; each
+    request is a template whose query is replaced.
+
+    The dataset is indexed with `config` (the collection a template with an empty `collection`
+    searches) and once more per entry of `variants` (collection config by name; a template names
+    the variant in its `collection`). The embedder should cache: variants re-embed the same texts.
+    """
     with (
         tempfile.TemporaryDirectory(prefix="groundwire-eval-") as tmp,
         ThreadPoolExecutor(2) as pool,
@@ -73,8 +111,18 @@ def evaluate_configurations(
         catalog.open_all()
         indexer = Indexer(embedder, config.chunk_max_tokens, max_document_bytes=1 << 30)
         index_dataset(dataset, catalog, indexer, config, lambda n: progress("index", n))
+        for name, variant in (variants or {}).items():
+            index_dataset(
+                dataset,
+                catalog,
+                indexer,
+                variant,
+                functools.partial(progress, f"index {name}"),
+                name,
+            )
         pipeline = RetrievalPipeline(catalog, embedder, pool)
-        results: dict[str, dict[str, float]] = {}
+        baseline = whole_section_run(dataset, embedder, k, lambda n: progress("baseline", n))
+        results: dict[str, dict[str, float]] = {BASELINE: evaluate_run(baseline, dataset.qrels, k)}
         for label, template in configurations.items():
             run = _run(pipeline, template, dataset.queries, k, functools.partial(progress, label))
             results[label] = evaluate_run(run, dataset.qrels, k)
@@ -92,7 +140,9 @@ def _run(
     run: dict[str, Sequence[str]] = {}
     for query_id, text in queries.items():
         request = replace(
-            template, query=normalize_query(text, 100_000), collection=EVAL_COLLECTION
+            template,
+            query=normalize_query(text, 100_000),
+            collection=template.collection or EVAL_COLLECTION,
         )
         run[query_id] = ranked_documents(pipeline, request, k)
         progress(1)

@@ -80,6 +80,15 @@ class _Reader(HTMLParser):
         """The Markdown built so far (call after `close`)."""
         return "".join(self._parts).lstrip("\n")
 
+    def parse_html_declaration(self, i: int) -> int:
+        """As HTMLParser, except that a "<![" opening no known marked section (as in a regex
+        `<![A-Z]`) is text, as browsers read it; Python 3.11's parser raises AssertionError."""
+        try:
+            return super().parse_html_declaration(i)
+        except AssertionError:
+            self.handle_data(self.rawdata[i : i + 3])
+            return i + 3
+
     def close(self) -> None:
         super().close()
         while self._stack:

@@ -14,8 +14,8 @@ from core.embed.cached_embedder import CachedEmbedder
 from core.embed.device import select_device
 from core.embed.protocol import Embedder
 from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder, default_model_path
-from core.eval.beir import load_beir
-from core.eval.runner import evaluate_configurations
+from core.eval.beir import load_beir, subset
+from core.eval.runner import BASELINE, evaluate_configurations
 from core.retrieve.expansion_policy import ExpansionPolicy, ExpansionStrategy
 from core.retrieve.fusion import FusionMethod
 from core.retrieve.modes import RetrievalMode
@@ -25,13 +25,32 @@ from server.settings import Settings
 METRICS = ("mrr@10", "recall@10", "ndcg@10")
 
 
+PLAIN = "plain"
+"""The variant collection indexed without section leads (what the server wrote before them)."""
+
+
+def variants(config: CollectionConfig) -> dict[str, CollectionConfig]:
+    """Collections indexed besides the default one, by name (a configuration's `collection`)."""
+    return {PLAIN: replace(config, section_lead_weight=0.0)}
+
+
 def configurations(settings: Settings) -> dict[str, RetrievalRequest]:
-    """The configurations compared: each retriever alone, textbook hybrid, and the server default."""
+    """The configurations compared: the old default, each retriever alone, textbook hybrid, and
+    the server default (the collection config and request a user gets with no options)."""
     base = RetrievalRequest(
         query="", collection="", top_k=10, candidate_depth=100, dense_weight=1.0, lexical_weight=1.0
     )
     r = settings.retrieval
+    plain = replace(base, collection=PLAIN)
     return {
+        "old dense (plain chunk vectors)": replace(plain, mode=RetrievalMode.DENSE),
+        "old default (plain chunk vectors, weighted BM25 0.25)": replace(
+            plain,
+            mode=RetrievalMode.HYBRID,
+            fusion=FusionMethod.WEIGHTED,
+            dense_weight=1.0,
+            lexical_weight=0.25,
+        ),
         "dense": replace(base, mode=RetrievalMode.DENSE),
         "lexical": replace(base, mode=RetrievalMode.LEXICAL),
         "hybrid": replace(base, mode=RetrievalMode.HYBRID, fusion=FusionMethod.RRF, rrf_k=60),
@@ -41,6 +60,12 @@ def configurations(settings: Settings) -> dict[str, RetrievalRequest]:
             fusion=FusionMethod.WEIGHTED,
             dense_weight=1.0,
             lexical_weight=1.0,
+        ),
+        "hybrid-rrf-bm25-0.25": replace(
+            base, mode=RetrievalMode.HYBRID, fusion=FusionMethod.RRF, lexical_weight=0.25
+        ),
+        "hybrid-dbsf-bm25-0.25": replace(
+            base, mode=RetrievalMode.HYBRID, fusion=FusionMethod.DBSF, lexical_weight=0.25
         ),
         "hybrid-max": replace(base, mode=RetrievalMode.HYBRID, fusion=FusionMethod.MAX),
         "hybrid-dbsf": replace(base, mode=RetrievalMode.HYBRID, fusion=FusionMethod.DBSF),
@@ -70,9 +95,15 @@ def run_eval(
     as_json: bool,
     output: Path | None,
     cache: Path | None = None,
+    subset_of: tuple[str, int] | None = None,
 ) -> None:
-    """Index the dataset in a temporary collection, score every configuration, print the table."""
+    """Index the dataset in a temporary collection, score every configuration, print the table.
+
+    `subset_of`: (id prefix, distractors) to run on part of the corpus (`core.eval.beir.subset`).
+    """
     dataset = load_beir(dataset_dir)
+    if subset_of is not None:
+        dataset = subset(dataset, *subset_of)
     device = select_device(settings.model.device)
     path = settings.model.embedding_model_path or default_model_path()
     embedder: Embedder = SentenceTransformerEmbedder(path, device.device, settings.model.batch_size)
@@ -87,20 +118,27 @@ def run_eval(
 
     def progress(stage: str, n: int) -> None:
         if stage not in bars:
-            total = len(dataset.corpus) if stage == "index" else len(dataset.queries)
+            per_document = stage.startswith("index") or stage == "baseline"
+            total = len(dataset.corpus) if per_document else len(dataset.queries)
             bars[stage] = tqdm(
-                total=total, desc=stage, unit="doc" if stage == "index" else "q", disable=as_json
+                total=total, desc=stage, unit="doc" if per_document else "q", disable=as_json
             )
         bars[stage].update(n)
 
     started = time.perf_counter()
     results = evaluate_configurations(
-        dataset, embedder, configurations(settings), config, progress=progress
+        dataset,
+        embedder,
+        configurations(settings),
+        config,
+        progress=progress,
+        variants=variants(config),
     )
     for bar in bars.values():
         bar.close()
     report = {
         "dataset": str(dataset_dir),
+        "subset": {"prefix": subset_of[0], "distractors": subset_of[1]} if subset_of else None,
         "documents": len(dataset.corpus),
         "queries": len(dataset.queries),
         "device": device.device,
@@ -112,6 +150,21 @@ def run_eval(
     if as_json:
         print(json.dumps(report))
         return
-    print(f"{'configuration':<14}" + "".join(f"{m:>11}" for m in METRICS))
+    print(format_table(results))
+
+
+def format_table(results: dict[str, dict[str, float]]) -> str:
+    """A Markdown table of every configuration with its deltas against the baseline row."""
+    base = results[BASELINE]
+    lines = [
+        "| configuration | MRR@10 | Recall@10 | nDCG@10 | ΔMRR@10 | ΔR@10 |",
+        "|---|---|---|---|---|---|",
+    ]
     for label, metrics in results.items():
-        print(f"{label:<14}" + "".join(f"{metrics[m]:>11.3f}" for m in METRICS))
+        lines.append(
+            f"| {label} | "
+            + " | ".join(f"{metrics[m]:.3f}" for m in METRICS)
+            + f" | {metrics['mrr@10'] - base['mrr@10']:+.3f}"
+            + f" | {metrics['recall@10'] - base['recall@10']:+.3f} |"
+        )
+    return "\n".join(lines)

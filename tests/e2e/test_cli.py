@@ -359,20 +359,28 @@ def test_eval_prints_metrics_for_every_configuration(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert set(report["results"]) == {
+        "whole-section baseline",
+        "old dense (plain chunk vectors)",
+        "old default (plain chunk vectors, weighted BM25 0.25)",
         "dense",
         "lexical",
         "hybrid",
         "hybrid-weighted-equal",
+        "hybrid-rrf-bm25-0.25",
+        "hybrid-dbsf-bm25-0.25",
         "hybrid-max",
         "hybrid-dbsf",
         "default + expansion (smart)",
         "default",
     }
     assert report["results"]["dense"] == {"mrr@10": 1.0, "recall@10": 1.0, "ndcg@10": 1.0}
+    assert report["results"]["whole-section baseline"]["recall@10"] == 1.0
     table = _cli("eval", "--dataset", str(dataset))
-    assert table.stdout.splitlines()[0].split() == [
-        "configuration",
-        "mrr@10",
-        "recall@10",
-        "ndcg@10",
+    assert table.stdout.splitlines()[0].split("|")[1:-1] == [
+        " configuration ",
+        " MRR@10 ",
+        " Recall@10 ",
+        " nDCG@10 ",
+        " ΔMRR@10 ",
+        " ΔR@10 ",
     ]

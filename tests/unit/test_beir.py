@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from core.errors import InvalidArgument
-from core.eval.beir import BeirDataset, BeirDoc, load_beir
+from core.eval.beir import BeirDataset, BeirDoc, load_beir, subset
 
 PYTHON_FAQ = Path("/work/shared/data/python-faq")
 
@@ -177,3 +177,20 @@ def test_python_faq() -> None:
     assert dataset.queries["q0"] == "Why does Python use indentation for grouping of statements?"
     assert dataset.qrels["q0"] == {"faq/design.rst.txt#1": 1}
     assert all(doc_id in dataset.corpus for judged in dataset.qrels.values() for doc_id in judged)
+
+
+def test_subset_keeps_prefixed_documents_seeded_distractors_and_their_queries() -> None:
+    docs = {f"faq#{i}": BeirDoc(f"faq#{i}", "", "a") for i in range(3)}
+    docs |= {f"lib#{i}": BeirDoc(f"lib#{i}", "", "b") for i in range(20)}
+    dataset = BeirDataset(
+        corpus=docs,
+        queries={"q1": "one?", "q2": "two?"},
+        qrels={"q1": {"faq#1": 1}, "q2": {"lib#7": 1}},
+    )
+    small = subset(dataset, "faq#", 4)
+    assert {i for i in small.corpus if i.startswith("faq#")} == {"faq#0", "faq#1", "faq#2"}
+    assert len(small.corpus) == 7
+    assert small == subset(dataset, "faq#", 4)  # seeded
+    kept_lib7 = "lib#7" in small.corpus
+    assert set(small.queries) == ({"q1", "q2"} if kept_lib7 else {"q1"})
+    assert set(small.qrels) == set(small.queries)

@@ -138,3 +138,10 @@ def test_script_and_style_are_neither_visible_nor_hidden_text() -> None:
 
     assert extract_hidden_text(html) == ["Menu"]
     assert html_to_markdown(html) == ""
+
+
+def test_a_bracket_declaration_that_opens_no_marked_section_is_text() -> None:
+    # perlfaq's regex `<![A-Z]` made Python 3.11's parser raise AssertionError mid-ingest
+    text = "Match tags with /<![A-Z]+/ and <span hidden>secret</span> words."
+    assert extract_hidden_text(text) == ["secret"]
+    assert html_to_markdown(f"<p>{text}</p>") == "Match tags with /<![A-Z]+/ and words."
