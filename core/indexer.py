@@ -18,6 +18,9 @@ from core.errors import InvalidArgument
 from core.ingest.chunking_spec import ChunkingSpec
 from core.ingest.document_chunker import ChunkedDraft, chunk_any
 from core.models import ChunkDraft, Document, RiskLevel
+from core.observe import attributes
+from core.observe.stage_timer import StageTimer
+from core.observe.tracing import span
 from core.store.sqlite_store import LexicalRow
 
 logger = logging.getLogger(__name__)
@@ -88,8 +91,25 @@ class Indexer:
     ) -> list[DocumentOutcome]:
         """Index a batch; each document succeeds or fails on its own. Durable when it returns.
 
-        `chunking` overrides the collection's default chunking for this batch.
+        `chunking` overrides the collection's default chunking for this batch. Traced as an
+        `index` span with stage spans (chunk, embed, commit, index_update) when tracing is on.
         """
+        scope: attributes.Attributes = {
+            attributes.COLLECTION: collection.name,
+            attributes.DOCUMENTS: len(documents),
+        }
+        with span("index", scope) as current:
+            outcomes = self._index(collection, documents, chunking, StageTimer("index"))
+            current.set_attribute(attributes.CHUNKS, sum(o.chunk_count for o in outcomes))
+            return outcomes
+
+    def _index(
+        self,
+        collection: Collection,
+        documents: Sequence[Document],
+        chunking: ChunkingSpec | None,
+        timer: StageTimer,
+    ) -> list[DocumentOutcome]:
         if self._model_check is not None:
             self._model_check.require(collection)
         spec = chunking or self._default_chunking(collection)
@@ -98,7 +118,8 @@ class Indexer:
         with collection.write_lock:
             for position, document in enumerate(documents):
                 try:
-                    item = self._prepare(collection, document, spec)
+                    with timer.stage("chunk"):
+                        item = self._prepare(collection, document, spec)
                 except InvalidArgument as exc:
                     outcomes[position] = DocumentOutcome(
                         document.document_id, Outcome.FAILED, error=str(exc)
@@ -108,9 +129,10 @@ class Indexer:
                     outcomes[position] = DocumentOutcome(document.document_id, Outcome.UNCHANGED)
                 else:
                     prepared.append((position, item))
-            sequence = self._write(collection, prepared, outcomes)
+            sequence = self._write(collection, prepared, outcomes, timer)
             if prepared:
-                collection.commit_indexes(sequence, persist_dense=False)
+                with timer.stage("index_update"):
+                    collection.commit_indexes(sequence, persist_dense=False)
         return [outcomes[i] for i in range(len(documents))]
 
     def _default_chunking(self, collection: Collection) -> ChunkingSpec:
@@ -156,23 +178,29 @@ class Indexer:
         collection: Collection,
         prepared: Sequence[tuple[int, _Prepared]],
         outcomes: dict[int, DocumentOutcome],
+        timer: StageTimer,
     ) -> int:
         texts = [embedding_text(c.section_path, c.text) for _, p in prepared for c in p.chunks]
-        vectors = self._embedder.embed_documents(texts) if texts else np.empty((0, 0), np.float32)
+        with timer.stage("embed", {attributes.TEXTS: len(texts)}):
+            vectors = (
+                self._embedder.embed_documents(texts) if texts else np.empty((0, 0), np.float32)
+            )
         offset = 0
         sequence = collection.store.sequence()
         for position, item in prepared:
             count = len(item.chunks)
             block = vectors[offset : offset + count]
             offset += count
-            result = collection.store.upsert_document(
-                item.document, item.content_hash, item.chunks, block, item.risks
-            )
+            with timer.stage("commit"):
+                result = collection.store.upsert_document(
+                    item.document, item.content_hash, item.chunks, block, item.risks
+                )
             rows = [
                 LexicalRow(row_id, chunk.text, item.document.title, " / ".join(chunk.section_path))
                 for row_id, chunk in zip(result.added_row_ids, item.chunks, strict=True)
             ]
-            collection.apply_upsert(result.added_row_ids, block, result.removed_row_ids, rows)
+            with timer.stage("index_update"):
+                collection.apply_upsert(result.added_row_ids, block, result.removed_row_ids, rows)
             sequence = result.seq
             outcomes[position] = DocumentOutcome(
                 item.document.document_id,

@@ -23,6 +23,7 @@ from server.retrieval_servicer import SERVICE_NAME as RETRIEVAL_SERVICE
 from server.retrieval_servicer import RetrievalServicer
 from server.runtime import Runtime
 from server.settings import Settings
+from server.telemetry.server_telemetry import ServerTelemetry
 
 logger = logging.getLogger(__name__)
 
@@ -37,10 +38,12 @@ class GroundwireServer:
         grpc_server: grpc.aio.Server,
         runtime: Runtime,
         health_servicer: health.aio.HealthServicer,
+        telemetry: ServerTelemetry | None = None,
     ) -> None:
         self.grpc_server = grpc_server
         self.runtime = runtime
         self._health = health_servicer
+        self.telemetry = telemetry
         self._load_task: asyncio.Task[None] | None = None
 
     async def start(self, load: bool = True) -> None:
@@ -49,6 +52,8 @@ class GroundwireServer:
         Health flips to SERVING when loading finishes; with load=False call `load()` yourself.
         """
         await self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
+        if self.telemetry is not None:
+            self.telemetry.start()
         await self.grpc_server.start()
         if load:
             self.begin_loading()
@@ -84,6 +89,8 @@ class GroundwireServer:
             await asyncio.wait([self._load_task])
         await self.runtime.aclose_generator()
         await asyncio.get_running_loop().run_in_executor(None, self.runtime.close)
+        if self.telemetry is not None:
+            self.telemetry.stop()
         logger.info("stopped")
 
     async def wait_for_termination(self) -> None:
@@ -100,14 +107,16 @@ class GroundwireServer:
 def create_server(settings: Settings) -> tuple[GroundwireServer, int]:
     """Build the server bound to settings.server.host:port (port 0 picks a free one)."""
     limit = settings.server.max_message_bytes
+    runtime = Runtime(settings)
+    telemetry = ServerTelemetry(settings, runtime)
     grpc_server = grpc.aio.server(
+        interceptors=[telemetry.interceptor],
         options=[
             ("grpc.max_receive_message_length", limit),
             ("grpc.max_send_message_length", limit),
             ("grpc.so_reuseport", 0),
         ],
     )
-    runtime = Runtime(settings)
     authenticator = build_authenticator(settings)
     grpc_server.add_generic_rpc_handlers(
         (
@@ -132,7 +141,7 @@ def create_server(settings: Settings) -> tuple[GroundwireServer, int]:
         port = grpc_server.add_secure_port(address, credentials)
     if port == 0:
         raise OSError(f"could not bind {address}; pick another server.port")
-    return GroundwireServer(grpc_server, runtime, health_servicer), port
+    return GroundwireServer(grpc_server, runtime, health_servicer, telemetry), port
 
 
 def build_authenticator(settings: Settings) -> Authenticator:
