@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextvars
 import logging
+import os
+import sys
 import uuid
 from typing import Any
 
@@ -57,8 +59,18 @@ def configure_logging(level: str, log_format: LogFormat = LogFormat.TEXT) -> Non
     handler.addFilter(RequestIdFilter())
     if log_format is LogFormat.JSON:
         handler.setFormatter(JsonFormatter())
+        _disable_progress_bars()  # stderr stays one JSON object per line
     else:
         handler.setFormatter(logging.Formatter(TEXT_FORMAT))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
+
+
+def _disable_progress_bars() -> None:
+    """Turn off the model loaders' progress bars (Hugging Face reads the variable at import)."""
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    if "transformers" in sys.modules:
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()
