@@ -73,4 +73,4 @@ def _disable_progress_bars() -> None:
     if "transformers" in sys.modules:
         from transformers.utils import logging as transformers_logging
 
-        transformers_logging.disable_progress_bar()
+        transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
