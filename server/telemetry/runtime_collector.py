@@ -40,6 +40,13 @@ class RuntimeCollector(Collector):
         yield ready
         if not runtime.ready:
             return
+        try:
+            yield from self._loaded_series()
+        except GroundwireError as exc:  # closing meanwhile (IndexNotReady): a partial scrape
+            logger.debug("metrics: runtime series skipped: %s", exc)
+
+    def _loaded_series(self) -> Iterator[Metric]:
+        runtime = self._runtime
         embedder = runtime.embedder
         if isinstance(embedder, MicroBatchingEmbedder):
             yield from _batcher_series(embedder.stats())
