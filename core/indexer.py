@@ -18,6 +18,9 @@ from core.ingest.chunking_spec import ChunkingSpec
 from core.ingest.document_chunker import ChunkedDraft, chunk_any
 from core.ingest.link_rows import document_link_rows
 from core.models import ChunkDraft, Document, RiskLevel
+from core.observe import attributes
+from core.observe.stage_timer import StageTimer
+from core.observe.tracing import span
 from core.store.records import PreparedDocument
 
 logger = logging.getLogger(__name__)
@@ -91,8 +94,25 @@ class Indexer:
         """Index a batch; each document succeeds or fails on its own. Durable when it returns.
 
         `chunking` overrides the collection's default chunking for this batch. Documents whose
-        content hash the store already holds are UNCHANGED (checked again at commit).
+        content hash the store already holds are UNCHANGED (checked again at commit). Traced as
+        an `index` span with stage spans (chunk, embed, commit) when tracing is on.
         """
+        scope: attributes.Attributes = {
+            attributes.COLLECTION: collection.name,
+            attributes.DOCUMENTS: len(documents),
+        }
+        with span("index", scope) as current:
+            outcomes = self._index(collection, documents, chunking, StageTimer("index"))
+            current.set_attribute(attributes.CHUNKS, sum(o.chunk_count for o in outcomes))
+            return outcomes
+
+    def _index(
+        self,
+        collection: Collection,
+        documents: Sequence[Document],
+        chunking: ChunkingSpec | None,
+        timer: StageTimer,
+    ) -> list[DocumentOutcome]:
         if self._model_check is not None:
             self._model_check.require(collection)
         spec = chunking or self._default_chunking(collection)
@@ -100,7 +120,8 @@ class Indexer:
         drafts: list[tuple[int, _Prepared]] = []
         for position, document in enumerate(documents):
             try:
-                item = self._prepare(collection, document, spec)
+                with timer.stage("chunk"):
+                    item = self._prepare(collection, document, spec)
             except InvalidArgument as exc:
                 outcomes[position] = DocumentOutcome(
                     document.document_id, Outcome.FAILED, error=str(exc)
@@ -110,8 +131,9 @@ class Indexer:
                 outcomes[position] = DocumentOutcome(document.document_id, Outcome.UNCHANGED)
             else:
                 drafts.append((position, item))
-        prepared = self._embedded(drafts, collection.config.section_lead_weight)
-        results = collection.commit(prepared)
+        prepared = self._embedded(drafts, collection.config.section_lead_weight, timer)
+        with timer.stage("commit"):
+            results = collection.commit(prepared)
         for (position, _), ready, result in zip(drafts, prepared, results, strict=True):
             document_id = ready.document.document_id
             if result is None:  # an identical upsert committed meanwhile
@@ -165,16 +187,17 @@ class Indexer:
         return _Prepared(document, content_hash, tuple(drafts), tuple(_risk(c) for c in chunked))
 
     def _embedded(
-        self, drafts: Sequence[tuple[int, _Prepared]], section_lead_weight: float
+        self,
+        drafts: Sequence[tuple[int, _Prepared]],
+        section_lead_weight: float,
+        timer: StageTimer,
     ) -> list[PreparedDocument]:
         """The drafts with their chunks embedded (one model call for the batch, each chunk mixed
         with its section's lead, see `core.embed.section_context`) and their link-graph rows
         extracted."""
-        vectors = chunk_vectors(
-            self._embedder,
-            [[(c.section_path, c.text) for c in p.chunks] for _, p in drafts],
-            section_lead_weight,
-        )
+        sections = [[(c.section_path, c.text) for c in p.chunks] for _, p in drafts]
+        with timer.stage("embed", {attributes.TEXTS: sum(len(s) for s in sections)}):
+            vectors = chunk_vectors(self._embedder, sections, section_lead_weight)
         prepared: list[PreparedDocument] = []
         offset = 0
         for _, item in drafts:

@@ -25,6 +25,7 @@ from server.retrieval_servicer import SERVICE as RETRIEVAL_SERVICE
 from server.retrieval_servicer import RetrievalServicer
 from server.runtime import Runtime
 from server.settings import Settings
+from server.telemetry.server_telemetry import ServerTelemetry
 
 logger = logging.getLogger(__name__)
 
@@ -40,11 +41,13 @@ class GroundwireServer:
         runtime: Runtime,
         health_servicer: health.aio.HealthServicer,
         keys: KeyRingFile | None = None,
+        telemetry: ServerTelemetry | None = None,
     ) -> None:
         self.grpc_server = grpc_server
         self.runtime = runtime
         self.keys = keys
         self._health = health_servicer
+        self.telemetry = telemetry
         self._load_task: asyncio.Task[None] | None = None
         self._key_watch: asyncio.Task[None] | None = None
         self._key_reloads: set[asyncio.Task[bool]] = set()
@@ -55,6 +58,8 @@ class GroundwireServer:
         Health flips to SERVING when loading finishes; with load=False call `load()` yourself.
         """
         await self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
+        if self.telemetry is not None:
+            self.telemetry.start()
         await self.grpc_server.start()
         if self.keys is not None:
             interval = self.runtime.settings.auth.keys_reload_interval_s
@@ -105,6 +110,8 @@ class GroundwireServer:
             await asyncio.wait([self._load_task])
         await self.runtime.aclose_generator()
         await asyncio.get_running_loop().run_in_executor(None, self.runtime.close)
+        if self.telemetry is not None:
+            self.telemetry.stop()
         logger.info("stopped")
 
     async def wait_for_termination(self) -> None:
@@ -121,14 +128,16 @@ class GroundwireServer:
 def create_server(settings: Settings) -> tuple[GroundwireServer, int]:
     """Build the server bound to settings.server.host:port (port 0 picks a free one)."""
     limit = settings.server.max_message_bytes
+    runtime = Runtime(settings)
+    telemetry = ServerTelemetry(settings, runtime)
     grpc_server = grpc.aio.server(
+        interceptors=[telemetry.interceptor],
         options=[
             ("grpc.max_receive_message_length", limit),
             ("grpc.max_send_message_length", limit),
             ("grpc.so_reuseport", 0),
         ],
     )
-    runtime = Runtime(settings)
     keys = key_source(settings)
     authenticator = Authenticator(keys)
     grpc_server.add_generic_rpc_handlers(
@@ -164,7 +173,7 @@ def create_server(settings: Settings) -> tuple[GroundwireServer, int]:
         port = grpc_server.add_secure_port(address, credentials)
     if port == 0:
         raise OSError(f"could not bind {address}; pick another server.port")
-    return GroundwireServer(grpc_server, runtime, health_servicer, keys), port
+    return GroundwireServer(grpc_server, runtime, health_servicer, keys, telemetry), port
 
 
 def key_source(settings: Settings) -> KeyRingFile | None:

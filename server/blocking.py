@@ -1,14 +1,19 @@
-"""Run blocking core work off the event loop, honouring the caller's deadline."""
+"""Run blocking core work off the event loop, honouring the caller's deadline.
+
+The work runs in a copy of the caller's context, so the request id, the current span and the
+telemetry sink follow it onto the worker thread.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import functools
 from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import Any, TypeVar
 
 import grpc
+
+from core.observe.tracing import in_this_context
 
 T = TypeVar("T")
 
@@ -26,4 +31,4 @@ async def run_blocking(
             grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline expired before work started"
         )
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(executor, functools.partial(fn, *args))
+    return await loop.run_in_executor(executor, in_this_context(fn, *args))

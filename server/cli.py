@@ -202,7 +202,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         settings = load_settings(args.config)
     except InvalidArgument as exc:
         sys.exit(f"error: invalid settings: {exc}")
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, settings.logging.format)
     if args.command == "serve":
         from server.commands.serve_command import serve
 

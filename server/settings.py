@@ -153,6 +153,49 @@ class RerankSettings:
     max_depth: int = 200  # most hits one request may rerank
 
 
+class TraceExporter(str, Enum):
+    """Where finished spans go: nowhere (tracing off, no cost), stdout, or an OTLP collector."""
+
+    NONE = "none"
+    CONSOLE = "console"
+    OTLP_GRPC = "otlp_grpc"
+    OTLP_HTTP = "otlp_http"
+
+
+@dataclass(frozen=True, slots=True)
+class TracingSettings:
+    """OpenTelemetry traces: a span per RPC and per pipeline stage (see README, Observability)."""
+
+    exporter: TraceExporter = TraceExporter.NONE
+    # OTLP collector; empty: http://127.0.0.1:4317 (gRPC) or http://127.0.0.1:4318/v1/traces (HTTP)
+    endpoint: str = ""
+    sample_ratio: float = 1.0  # share of new traces recorded; a caller's sampled flag wins
+    service_name: str = "groundwire"  # the service.name resource attribute
+
+
+@dataclass(frozen=True, slots=True)
+class MetricsSettings:
+    """The Prometheus endpoint (GET /metrics in the text format), on its own port."""
+
+    enabled: bool = False
+    host: str = "127.0.0.1"
+    port: int = 9464  # 0 picks a free port (logged)
+
+
+class LogFormat(str, Enum):
+    """Log record layout: text for a terminal, json (one object per line) for deployments."""
+
+    TEXT = "text"
+    JSON = "json"
+
+
+@dataclass(frozen=True, slots=True)
+class LoggingSettings:
+    """Log layout; the level is the top-level `log_level`."""
+
+    format: LogFormat = LogFormat.TEXT
+
+
 class GeneratorKind(str, Enum):
     """Which generator answers: auto picks openai when a base_url is set, else extractive."""
 
@@ -208,6 +251,9 @@ class Settings:
     cache: CacheSettings = field(default_factory=CacheSettings)
     memory: MemorySettings = field(default_factory=MemorySettings)
     rerank: RerankSettings = field(default_factory=RerankSettings)
+    tracing: TracingSettings = field(default_factory=TracingSettings)
+    metrics: MetricsSettings = field(default_factory=MetricsSettings)
+    logging: LoggingSettings = field(default_factory=LoggingSettings)
     log_level: str = "INFO"
 
     def replace(self, **sections: Any) -> Settings:
@@ -409,6 +455,35 @@ def validate_settings(settings: Settings) -> None:
             not (rerank.cross_encoder_path and rerank.llm),
             "rerank.llm",
             "set either rerank.cross_encoder_path or rerank.llm = true, not both",
+        ),
+    ]
+    tracing, metrics = settings.tracing, settings.metrics
+    checks += [
+        (
+            0.0 <= tracing.sample_ratio <= 1.0,
+            "tracing.sample_ratio",
+            "must be between 0 and 1 (1 records every trace)",
+        ),
+        (
+            not tracing.endpoint or tracing.endpoint.startswith(("http://", "https://")),
+            "tracing.endpoint",
+            "must start with http:// or https://, e.g. http://otel-collector:4317",
+        ),
+        (bool(tracing.service_name), "tracing.service_name", "must not be empty"),
+        (
+            0 <= metrics.port <= 65535,
+            "metrics.port",
+            "must be 0-65535 (0 picks a free port)",
+        ),
+        (
+            not metrics.enabled or metrics.port == 0 or metrics.port != settings.server.port,
+            "metrics.port",
+            "must differ from server.port: metrics are served on their own port",
+        ),
+        (
+            settings.log_level.upper() in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"},
+            "log_level",
+            "must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL",
         ),
     ]
     generator = settings.generator

@@ -38,6 +38,10 @@ from core.answer.query_rewrite import rewrite_query
 from core.answer.template_selection import CODE_TEMPLATE, DEFAULT_TEMPLATE, select_template
 from core.context.budget import ContextBudget
 from core.models import Hit
+from core.observe import attributes
+from core.observe.stage_timer import StageTimer
+from core.observe.telemetry_sink import current_sink
+from core.observe.tracing import in_this_context
 from core.retrieve.pipeline import RetrievalPipeline
 from core.retrieve.request import RetrievalRequest, RetrievalResult
 
@@ -88,11 +92,15 @@ class AnswerService:
     async def answer(self, request: AnswerRequest) -> AsyncGenerator[AnswerEvent, None]:
         """AnswerStarted, then AnswerDelta events, then one AnswerSummary."""
         started = time.perf_counter()
+        timer = StageTimer("answer")
+        sink = current_sink()
         queries = (
             await rewrite_query(self._generator, request.retrieval.query) if request.rewrite else ()
         )
         loop = asyncio.get_running_loop()
-        grounding = await loop.run_in_executor(self._executor, self._ground, request, queries)
+        grounding = await loop.run_in_executor(
+            self._executor, in_this_context(self._ground, request, queries, timer)
+        )
         result = grounding.result
         retrieval_ms = _ms(started)
         included = _included_hits(result)
@@ -111,16 +119,33 @@ class AnswerService:
         parts: list[str] = []
         first_token_ms: float | None = None
         finished = GenerationFinished("stop")
-        async for event in self._generator.stream(generation):
-            if isinstance(event, TextDelta):
-                if first_token_ms is None:
-                    first_token_ms = _ms(started)
-                parts.append(event.text)
-                yield AnswerDelta(event.text)
-            else:
-                finished = event
+        kind, model = self._generator.kind, self._generator.model
+        generator_attributes = {attributes.GENERATOR: kind, attributes.MODEL: model}
+        with timer.stage("generate", generator_attributes, current=False) as generating:
+            async for event in self._generator.stream(generation):
+                if isinstance(event, TextDelta):
+                    if first_token_ms is None:
+                        first_token_ms = _ms(started)
+                    parts.append(event.text)
+                    yield AnswerDelta(event.text)
+                else:
+                    finished = event
+            if generating.is_recording():
+                generating.set_attributes(_generation_attributes(finished, first_token_ms))
+        if sink is not None:
+            first_token_s = None if first_token_ms is None else first_token_ms / 1000.0
+            sink.generation_finished(
+                kind, first_token_s, finished.prompt_tokens, finished.completion_tokens
+            )
         text = "".join(parts)
-        report = check_citations(text, result.context.citations)
+        with timer.stage("citation_check") as checking:
+            report = check_citations(text, result.context.citations)
+            checking.set_attributes(
+                {
+                    attributes.CITATIONS: len(report.valid),
+                    attributes.INVALID_CITATIONS: report.invalid_count,
+                }
+            )
         timings = (
             ("retrieval", retrieval_ms),
             ("first_token", first_token_ms or 0.0),
@@ -140,16 +165,22 @@ class AnswerService:
             text=text,
         )
 
-    def _ground(self, request: AnswerRequest, queries: tuple[str, ...]) -> _Grounding:
+    def _ground(
+        self, request: AnswerRequest, queries: tuple[str, ...], timer: StageTimer
+    ) -> _Grounding:
         """Worker thread: retrieve, choose the template and render the prompt, fitted to the
         context window when there is one."""
         if self._window is None:
             result = self._retrieve(request.retrieval, queries)
-            return self._render(request, result, request.retrieval.budget)
-        return self._ground_fitted(request, queries, self._window)
+            return self._render(request, result, request.retrieval.budget, timer)
+        return self._ground_fitted(request, queries, self._window, timer)
 
     def _ground_fitted(
-        self, request: AnswerRequest, queries: tuple[str, ...], window: ContextWindow
+        self,
+        request: AnswerRequest,
+        queries: tuple[str, ...],
+        window: ContextWindow,
+        timer: StageTimer,
     ) -> _Grounding:
         """`_ground` with the budget capped, then lowered, until the prompt fits `window`."""
         query = request.retrieval.query
@@ -165,7 +196,7 @@ class AnswerService:
         budget = tried = first_budget(requested, window.room(widest, output), window)
         for attempt in range(1, MAX_FIT_ATTEMPTS + 1):
             result = self._retrieve(replace(request.retrieval, budget=budget), queries)
-            grounding = self._render(request, result, budget)
+            grounding = self._render(request, result, budget, timer)
             prompt_tokens = window.count(grounding.prompt)
             if prompt_tokens + output <= window.tokens:
                 if budget == requested:
@@ -188,13 +219,19 @@ class AnswerService:
         return tuple(name for name in (DEFAULT_TEMPLATE, CODE_TEMPLATE) if name in names)
 
     def _render(
-        self, request: AnswerRequest, result: RetrievalResult, budget: ContextBudget
+        self,
+        request: AnswerRequest,
+        result: RetrievalResult,
+        budget: ContextBudget,
+        timer: StageTimer,
     ) -> _Grounding:
-        included = _included_hits(result)
-        template = select_template(
-            request.template, [h.chunk.has_code for h in included], self._prompts.names()
-        )
-        prompt = self._prompts.render(template, request.retrieval.query, result.context.text)
+        with timer.stage("prompt") as rendering:
+            included = _included_hits(result)
+            template = select_template(
+                request.template, [h.chunk.has_code for h in included], self._prompts.names()
+            )
+            prompt = self._prompts.render(template, request.retrieval.query, result.context.text)
+            rendering.set_attribute(attributes.TEMPLATE, template)
         return _Grounding(result, template, prompt, budget)
 
     def _retrieve(self, request: RetrievalRequest, queries: tuple[str, ...]) -> RetrievalResult:
@@ -208,6 +245,20 @@ def _included_hits(result: RetrievalResult) -> list[Hit]:
     """The hits whose text is in the context, in context order."""
     by_row = {h.chunk.row_id: h for h in result.hits}
     return [by_row[row_id] for row_id in result.context.included_row_ids]
+
+
+def _generation_attributes(
+    finished: GenerationFinished, first_token_ms: float | None
+) -> attributes.Attributes:
+    """Token counts, finish reason and time to first token of a finished generation."""
+    values: attributes.Attributes = {
+        attributes.INPUT_TOKENS: finished.prompt_tokens,
+        attributes.OUTPUT_TOKENS: finished.completion_tokens,
+        attributes.FINISH_REASON: finished.finish_reason,
+    }
+    if first_token_ms is not None:
+        values[attributes.FIRST_TOKEN_MS] = first_token_ms
+    return values
 
 
 def _ms(since: float) -> float:

@@ -26,9 +26,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 import torch
+from opentelemetry import trace
+from opentelemetry.trace import Span
 
 from core.embed.protocol import Embedder, TensorQueryEmbedder
 from core.errors import DeadlineExceeded, Overloaded
+from core.observe.attributes import BATCH_SIZE, DEVICE, QUEUE_WAIT_MS
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +50,8 @@ class MicroBatcherStats:
     texts: int
     failed_batches: int
     pending_texts: int
+    batch_sizes: tuple[tuple[int, int], ...] = ()
+    """(texts in a batch, successful batches of that size), by size."""
 
     @property
     def mean_batch_size(self) -> float:
@@ -59,6 +64,8 @@ class _Item:
     texts: list[str]
     as_tensor: bool = False
     future: Future[Vectors] = field(default_factory=Future)
+    enqueued: float = field(default_factory=time.monotonic)
+    span: Span | None = None  # the caller's span, when it records: gets batch size and wait
 
 
 class MicroBatchingEmbedder:
@@ -98,6 +105,7 @@ class MicroBatchingEmbedder:
         self._batches = 0
         self._texts = 0
         self._failed = 0
+        self._sizes: dict[int, int] = {}
         self._latency_s = 0.0
         self._worker = threading.Thread(target=self._run, name="query-micro-batcher", daemon=True)
         self._worker.start()
@@ -147,6 +155,8 @@ class MicroBatchingEmbedder:
                     f"query embedding queue is full ({pending} pending); retry shortly",
                     retry_after_s=self._retry_after_s(pending),
                 )
+            caller = trace.get_current_span()
+            item.span = caller if caller.is_recording() else None
             self._queue.append(item)
             self._pending_texts += len(item.texts)
             self._condition.notify()
@@ -159,7 +169,13 @@ class MicroBatchingEmbedder:
     def stats(self) -> MicroBatcherStats:
         """A snapshot of the counters."""
         with self._condition:
-            return MicroBatcherStats(self._batches, self._texts, self._failed, self._pending_texts)
+            return MicroBatcherStats(
+                self._batches,
+                self._texts,
+                self._failed,
+                self._pending_texts,
+                tuple(sorted(self._sizes.items())),
+            )
 
     def close(self, timeout_s: float | None = 10.0) -> None:
         """Stop the worker after its current batch; queued requests fail. Idempotent."""
@@ -220,6 +236,12 @@ class MicroBatchingEmbedder:
         texts = [text for item in batch for text in item.texts]
         on_device = self._tensor_inner is not None and any(item.as_tensor for item in batch)
         started = time.monotonic()
+        for item in batch:
+            if item.span is not None:
+                wait_ms = (started - item.enqueued) * 1000.0
+                item.span.set_attributes(
+                    {BATCH_SIZE: len(texts), QUEUE_WAIT_MS: wait_ms, DEVICE: str(self.device)}
+                )
         try:
             vectors = self._embed_tensor(texts) if on_device else self._embed_chunked(texts)
         except Exception as exc:  # the batch's callers get the error; the worker carries on
@@ -280,6 +302,7 @@ class MicroBatchingEmbedder:
             else:
                 self._batches += 1
                 self._texts += texts
+                self._sizes[texts] = self._sizes.get(texts, 0) + 1
             if self._batches + self._failed == 1:
                 self._latency_s = elapsed_s
             else:

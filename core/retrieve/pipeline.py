@@ -25,6 +25,9 @@ from core.context.assembly import assemble_context
 from core.embed.protocol import Embedder, TensorQueryEmbedder
 from core.errors import Overloaded
 from core.models import Chunk, Hit
+from core.observe import attributes
+from core.observe.stage_timer import StageTimer
+from core.observe.tracing import span
 from core.retrieve.filters import risk_admits
 from core.retrieve.fusion import FusionMethod, fuse
 from core.retrieve.hit_builder import build_hits
@@ -33,7 +36,6 @@ from core.retrieve.modes import RetrievalMode
 from core.retrieve.post_fusion import MemoryOptions, with_expansion, with_memories, with_rerank
 from core.retrieve.request import RetrievalRequest, RetrievalResult
 from core.retrieve.rerank import Reranker
-from core.retrieve.stage_timer import StageTimer
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +81,15 @@ class RetrievalPipeline:
         self._model_check = model_check
 
     def retrieve(self, request: RetrievalRequest) -> RetrievalResult:
-        """Run every stage for one request (or answer it from the cache)."""
+        """Run every stage for one request (or answer it from the cache); traced as a
+        `retrieve` span with a child span per stage when tracing is on."""
+        with span("retrieve", attributes.retrieval_request(request)) as current:
+            result = self._retrieve(request)
+            if current.is_recording():
+                current.set_attributes(attributes.retrieval_result(result))
+            return result
+
+    def _retrieve(self, request: RetrievalRequest) -> RetrievalResult:
         collection = self._catalog.get(request.tenant, request.collection)
         if self._model_check is not None:
             self._model_check.require(collection)
@@ -210,11 +220,8 @@ class RetrievalPipeline:
             return None
 
         def run() -> Ranking:
-            start = time.perf_counter()
-            try:
+            with timer.stage("lexical"):
                 return collection.lexical_search(text, request.depth)
-            finally:
-                timer.record("lexical", (time.perf_counter() - start) * 1000.0)
 
         return self._executor.submit(run)
 
@@ -228,7 +235,14 @@ class RetrievalPipeline:
     ) -> Ranking | None:
         if request.mode is RetrievalMode.LEXICAL or vector is None:
             return None
-        with timer.stage("dense"):
+        with timer.stage("dense") as stage:
+            if stage.is_recording():
+                stage.set_attributes(
+                    {
+                        attributes.ENGINE: collection.dense_engine,
+                        attributes.DEVICE: collection.dense_device,
+                    }
+                )
             scores, ids = collection.dense_search(vector, request.depth, allowed)
         return [(int(i), float(s)) for s, i in zip(scores[0], ids[0], strict=True) if i >= 0]
 

@@ -1,31 +1,6 @@
-"""Wall-clock timing of pipeline stages."""
+"""Wall-clock timing of pipeline stages: moved to `core.observe.stage_timer` (also spans and
+metrics); kept here so existing imports keep working."""
 
-from __future__ import annotations
+from core.observe.stage_timer import StageTimer
 
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-
-
-class StageTimer:
-    """Records (stage, milliseconds) in the order stages finish."""
-
-    def __init__(self) -> None:
-        self._timings: list[tuple[str, float]] = []
-
-    @contextmanager
-    def stage(self, name: str) -> Iterator[None]:
-        """Time the body of a `with` block as stage `name`."""
-        start = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.record(name, (time.perf_counter() - start) * 1000.0)
-
-    def record(self, name: str, millis: float) -> None:
-        """Add a timing measured elsewhere (for example in another thread)."""
-        self._timings.append((name, millis))
-
-    def timings(self) -> tuple[tuple[str, float], ...]:
-        """All timings so far."""
-        return tuple(self._timings)
+__all__ = ["StageTimer"]

@@ -1,0 +1,1 @@
+"""Observability at the edge: tracing set-up, the RPC interceptor, Prometheus metrics, logs."""

@@ -1,0 +1,179 @@
+"""`TelemetryInterceptor`: one server span, request id and metric samples per RPC.
+
+The span continues the caller's W3C trace context (`traceparent` / `tracestate` metadata) and
+carries the RPC semantic conventions (`rpc.system`, `rpc.service`, `rpc.method`,
+`rpc.grpc.status_code`). The status code is read from the servicer context after the handler
+(the handlers in `server.handlers` turn every error into an abort), never from exception text.
+While the RPC runs, the request id, the span and the `TelemetrySink` are in its context, so core
+stages and log records on worker threads see them too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+from opentelemetry import context as otel_context
+from opentelemetry import propagate, trace
+from opentelemetry.trace import SpanKind, Status, StatusCode
+
+from core.observe.telemetry_sink import observing
+from core.observe.tracing import tracer
+from server.request_context import request_id_from, request_id_var
+from server.telemetry.server_metrics import ServerMetrics
+
+Context = grpc.aio.ServicerContext[Any, Any]
+REQUEST_ID_ATTRIBUTE = "groundwire.request_id"
+UNTRACED_SERVICES = frozenset({"grpc.health.v1.Health"})  # probes: counted, not traced
+
+
+@dataclass(frozen=True, slots=True)
+class RpcName:
+    """One method as the metrics and the span name it."""
+
+    grpc_type: str  # unary | server_stream | client_stream | bidi_stream
+    service: str
+    method: str
+
+    @classmethod
+    def parse(cls, full_method: str, grpc_type: str) -> RpcName:
+        """From grpc's "/package.Service/Method"."""
+        service, _, method = full_method.lstrip("/").rpartition("/")
+        return cls(grpc_type, service, method)
+
+
+class TelemetryInterceptor(grpc.aio.ServerInterceptor):
+    """Wraps every handler; `metrics` None leaves metrics out (tracing and ids still apply)."""
+
+    def __init__(self, metrics: ServerMetrics | None) -> None:
+        self._metrics = metrics
+
+    async def intercept_service(
+        self,
+        continuation: Callable[
+            [grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]
+        ],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
+        """The handler grpc found, with its behaviour wrapped (grpc.aio behaviours are
+        coroutines and async generators; the stubs type them as the sync ones)."""
+        handler: Any = await continuation(handler_call_details)
+        if handler is None:
+            return handler
+        method = handler_call_details.method
+        if handler.unary_unary is not None:
+            return grpc.unary_unary_rpc_method_handler(
+                self._unary(handler.unary_unary, RpcName.parse(method, "unary")),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.unary_stream is not None:
+            return grpc.unary_stream_rpc_method_handler(
+                self._streaming(handler.unary_stream, RpcName.parse(method, "server_stream")),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.stream_unary is not None:
+            return grpc.stream_unary_rpc_method_handler(
+                self._unary(handler.stream_unary, RpcName.parse(method, "client_stream")),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        return grpc.stream_stream_rpc_method_handler(
+            self._streaming(handler.stream_stream, RpcName.parse(method, "bidi_stream")),
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+
+    def _unary(
+        self, behavior: Callable[[Any, Context], Awaitable[Any]], rpc: RpcName
+    ) -> Callable[[Any, Context], Awaitable[Any]]:
+        async def handle(request: Any, context: Context) -> Any:
+            with self._observed(rpc, context):
+                return await behavior(request, context)
+
+        return handle
+
+    def _streaming(
+        self, behavior: Callable[[Any, Context], AsyncIterator[Any]], rpc: RpcName
+    ) -> Callable[[Any, Context], AsyncIterator[Any]]:
+        async def handle(request: Any, context: Context) -> AsyncIterator[Any]:
+            with self._observed(rpc, context):
+                async for response in behavior(request, context):
+                    yield response
+
+        return handle
+
+    @contextmanager
+    def _observed(self, rpc: RpcName, context: Context) -> Iterator[None]:
+        started = time.perf_counter()
+        if self._metrics is not None:
+            self._metrics.rpc_started(rpc.grpc_type, rpc.service, rpc.method)
+        request_id = request_id_from(context)
+        parent = propagate.extract(_carrier(context))
+        span = (
+            trace.INVALID_SPAN
+            if rpc.service in UNTRACED_SERVICES
+            else tracer().start_span(
+                f"{rpc.service}/{rpc.method}",
+                context=parent,
+                kind=SpanKind.SERVER,
+                attributes={
+                    "rpc.system": "grpc",
+                    "rpc.service": rpc.service,
+                    "rpc.method": rpc.method,
+                    REQUEST_ID_ATTRIBUTE: request_id,
+                },
+                record_exception=False,
+                set_status_on_exception=False,
+            )
+        )
+        attached = otel_context.attach(trace.set_span_in_context(span, parent))
+        request_token = request_id_var.set(request_id)
+        code = grpc.StatusCode.UNKNOWN
+        try:
+            with observing(self._metrics):
+                yield
+            code = _status_of(context, grpc.StatusCode.OK)
+        except grpc.aio.AbortError:
+            code = _status_of(context, grpc.StatusCode.UNKNOWN)
+            raise
+        except (asyncio.CancelledError, GeneratorExit):
+            code = grpc.StatusCode.CANCELLED
+            raise
+        finally:
+            request_id_var.reset(request_token)
+            otel_context.detach(attached)
+            span.set_attribute("rpc.grpc.status_code", code.value[0])
+            if code is not grpc.StatusCode.OK:
+                span.set_status(Status(StatusCode.ERROR, code.name))
+            span.end()
+            if self._metrics is not None:
+                elapsed = time.perf_counter() - started
+                self._metrics.rpc_finished(
+                    rpc.grpc_type, rpc.service, rpc.method, code.name, elapsed
+                )
+
+
+def _carrier(context: Context) -> dict[str, str]:
+    """Text metadata as a propagation carrier (binary `-bin` entries left out)."""
+    return {
+        key: value for key, value in context.invocation_metadata() or () if isinstance(value, str)
+    }
+
+
+def _status_of(context: Context, default: grpc.StatusCode) -> grpc.StatusCode:
+    """The code the handler set or aborted with; `default` when it set none."""
+    code = context.code()
+    if isinstance(code, grpc.StatusCode):
+        return code
+    if isinstance(code, int):
+        for candidate in grpc.StatusCode:
+            if candidate.value[0] == code:
+                return candidate
+    return default
