@@ -1282,9 +1282,11 @@ type StatsResponse struct {
 	DenseSequence uint64 `protobuf:"varint,3,opt,name=dense_sequence,json=denseSequence,proto3" json:"dense_sequence,omitempty"`
 	// Sequence number the lexical index contains.
 	LexicalSequence uint64 `protobuf:"varint,4,opt,name=lexical_sequence,json=lexicalSequence,proto3" json:"lexical_sequence,omitempty"`
-	// Vectors in the dense index (deleted ones included until compaction).
+	// Searchable vectors in the dense index: deleted chunks' vectors are excluded (they are counted
+	// in `tombstones`), so once dense_sequence equals sequence this equals the live chunk count.
 	DenseVectors uint64 `protobuf:"varint,5,opt,name=dense_vectors,json=denseVectors,proto3" json:"dense_vectors,omitempty"`
-	// Chunks deleted but still present in derived indexes.
+	// Deleted chunks' vectors the dense index still holds until compaction (HNSW and the torch
+	// engine keep them; flat and IVF indexes delete at once and report 0).
 	Tombstones uint64 `protobuf:"varint,6,opt,name=tombstones,proto3" json:"tombstones,omitempty"`
 	// Bytes on disk used by the collection directory.
 	DiskBytes uint64 `protobuf:"varint,7,opt,name=disk_bytes,json=diskBytes,proto3" json:"disk_bytes,omitempty"`

@@ -376,9 +376,15 @@ export interface StatsResponse {
   denseSequence: number;
   /** Sequence number the lexical index contains. */
   lexicalSequence: number;
-  /** Vectors in the dense index (deleted ones included until compaction). */
+  /**
+   * Searchable vectors in the dense index: deleted chunks' vectors are excluded (they are counted
+   * in `tombstones`), so once dense_sequence equals sequence this equals the live chunk count.
+   */
   denseVectors: number;
-  /** Chunks deleted but still present in derived indexes. */
+  /**
+   * Deleted chunks' vectors the dense index still holds until compaction (HNSW and the torch
+   * engine keep them; flat and IVF indexes delete at once and report 0).
+   */
   tombstones: number;
   /** Bytes on disk used by the collection directory. */
   diskBytes: number;
