@@ -79,8 +79,8 @@ def write(report: dict[str, object], name: str) -> None:
         "the real indexer (structure-aware chunks of at most 200 tokens, section path as a header line) and\n"
         "every query runs through the real pipeline; a document ranks by its best chunk. The baseline row is\n"
         'computed in the same run: one MiniLM vector per whole section (`title + "\\n" + text`, the model\n'
-        "keeps its first 256 tokens), exact search. Deltas are against it. `old ...` rows search a second\n"
-        "collection indexed with plain chunk vectors (section_lead_weight 0), as before section leads.\n\n"
+        "keeps its first 256 tokens), exact search. Deltas are against it. `... section lead x2` rows\n"
+        "search a second collection whose chunk vectors carry their section's lead (section_lead_weight 2).\n\n"
         + table
         + "\n"
     )

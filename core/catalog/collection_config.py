@@ -10,10 +10,15 @@ from core.dense.faiss_index import DenseIndexSpec
 from core.errors import InvalidArgument
 from core.ingest.chunking_spec import DEFAULT_OVERLAP_TOKENS, ChunkerKind, ChunkingSpec
 
-SECTION_LEAD_WEIGHT = 2.0
-"""New collections mix each chunk vector with its section's lead vector at this weight
-(`core/embed/section_context.py`); collections stored before the field existed read 0 (plain
-chunk vectors), so their stored vectors stay what they are."""
+SECTION_LEAD_WEIGHT = 0.0
+"""New collections store plain chunk vectors. A weight w > 0 mixes each chunk vector with its
+section's lead vector (`core/embed/section_context.py`); `groundwire eval` measures w = 2
+(`EVALUATED_SECTION_LEAD_WEIGHT`) beside the default but it is not the default: it gained on both
+development sets' subsets yet lost a paraphrase the plain vectors find (tests/integration/
+test_retrieve.py), and its whole-corpus and hybrid figures are not measured yet."""
+
+EVALUATED_SECTION_LEAD_WEIGHT = 2.0
+"""The section-lead weight `groundwire eval` compares with the default."""
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 

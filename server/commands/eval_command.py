@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from core.catalog.collection_config import CollectionConfig
+from core.catalog.collection_config import EVALUATED_SECTION_LEAD_WEIGHT, CollectionConfig
 from core.embed.cached_embedder import CachedEmbedder
 from core.embed.device import select_device
 from core.embed.protocol import Embedder
@@ -25,31 +25,32 @@ from server.settings import Settings
 METRICS = ("mrr@10", "recall@10", "ndcg@10")
 
 
-PLAIN = "plain"
-"""The variant collection indexed without section leads (what the server wrote before them)."""
+SECTION_LEAD = "section-lead"
+"""The variant collection whose chunk vectors carry their section's lead (not the default)."""
 
 
 def variants(config: CollectionConfig) -> dict[str, CollectionConfig]:
     """Collections indexed besides the default one, by name (a configuration's `collection`)."""
-    return {PLAIN: replace(config, section_lead_weight=0.0)}
+    return {SECTION_LEAD: replace(config, section_lead_weight=EVALUATED_SECTION_LEAD_WEIGHT)}
 
 
 def configurations(settings: Settings) -> dict[str, RetrievalRequest]:
-    """The configurations compared: the old default, each retriever alone, textbook hybrid, and
+    """The configurations compared: the section-lead variant, each retriever alone, textbook hybrid, and
     the server default (the collection config and request a user gets with no options)."""
     base = RetrievalRequest(
         query="", collection="", top_k=10, candidate_depth=100, dense_weight=1.0, lexical_weight=1.0
     )
     r = settings.retrieval
-    plain = replace(base, collection=PLAIN)
+    lead = replace(base, collection=SECTION_LEAD)
     return {
-        "old dense (plain chunk vectors)": replace(plain, mode=RetrievalMode.DENSE),
-        "old default (plain chunk vectors, weighted BM25 0.25)": replace(
-            plain,
-            mode=RetrievalMode.HYBRID,
-            fusion=FusionMethod.WEIGHTED,
-            dense_weight=1.0,
-            lexical_weight=0.25,
+        "dense + section lead x2": replace(lead, mode=RetrievalMode.DENSE),
+        "default + section lead x2": replace(
+            lead,
+            mode=r.mode,
+            fusion=r.fusion,
+            rrf_k=r.rrf_k,
+            dense_weight=r.dense_weight,
+            lexical_weight=r.lexical_weight,
         ),
         "dense": replace(base, mode=RetrievalMode.DENSE),
         "lexical": replace(base, mode=RetrievalMode.LEXICAL),

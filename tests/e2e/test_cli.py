@@ -360,8 +360,8 @@ def test_eval_prints_metrics_for_every_configuration(tmp_path: Path) -> None:
     report = json.loads(result.stdout)
     assert set(report["results"]) == {
         "whole-section baseline",
-        "old dense (plain chunk vectors)",
-        "old default (plain chunk vectors, weighted BM25 0.25)",
+        "dense + section lead x2",
+        "default + section lead x2",
         "dense",
         "lexical",
         "hybrid",

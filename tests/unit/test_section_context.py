@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from core.catalog.catalog import DEFAULT_TENANT, CollectionCatalog
-from core.catalog.collection_config import SECTION_LEAD_WEIGHT, CollectionConfig
+from core.catalog.collection_config import EVALUATED_SECTION_LEAD_WEIGHT, CollectionConfig
 from core.catalog.model_check import ModelCheck
 from core.embed.embedding_text import embedding_text
 from core.embed.section_context import chunk_vectors, lead_rows, with_section_lead
@@ -60,9 +60,11 @@ def test_the_indexer_stores_lead_mixed_vectors_and_the_model_check_reproduces_th
     catalog = CollectionCatalog(tmp_path)
     catalog.open_all()
     config = CollectionConfig(
-        chunk_max_tokens=60, embedding_model=embedder.model_name, embedding_dim=embedder.dimension
+        chunk_max_tokens=60,
+        embedding_model=embedder.model_name,
+        embedding_dim=embedder.dimension,
+        section_lead_weight=EVALUATED_SECTION_LEAD_WEIGHT,
     )
-    assert config.section_lead_weight == SECTION_LEAD_WEIGHT > 0
     collection = catalog.create(DEFAULT_TENANT, "gc", config)
     Indexer(embedder, 60, 1 << 20).index(collection, [LONG_DOC])
     stored = collection.store.get_document("gc.md")
@@ -72,7 +74,7 @@ def test_the_indexer_stores_lead_mixed_vectors_and_the_model_check_reproduces_th
     row_ids, vectors = collection.store.get_vectors([c.row_id for c in chunks])
     by_row = dict(zip((int(i) for i in row_ids), vectors, strict=True))
     expected = chunk_vectors(
-        embedder, [[(c.section_path, c.text) for c in chunks]], SECTION_LEAD_WEIGHT
+        embedder, [[(c.section_path, c.text) for c in chunks]], EVALUATED_SECTION_LEAD_WEIGHT
     )
     plain = embedder.embed_documents([embedding_text(c.section_path, c.text) for c in chunks])
     for position, chunk in enumerate(chunks):
@@ -89,3 +91,5 @@ def test_a_config_stored_before_section_leads_reads_weight_zero() -> None:
     del raw["section_lead_weight"]
     assert CollectionConfig.from_json(json.dumps(raw)).section_lead_weight == 0.0
     assert CollectionConfig.from_json(CollectionConfig().to_json()) == CollectionConfig()
+    mixed = CollectionConfig(section_lead_weight=EVALUATED_SECTION_LEAD_WEIGHT)
+    assert CollectionConfig.from_json(mixed.to_json()) == mixed
