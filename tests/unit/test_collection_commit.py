@@ -16,34 +16,24 @@ from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder
 from core.indexer import Indexer, Outcome
 from core.models import ChunkDraft, Document, EdgeKind, RiskLevel, SourceType
 from core.store.records import PreparedDocument
+from tests.unit.test_query_embedding_cache import CountingEmbedder
 
 GUIDE = "# Guide\n\nRead [setup](setup.md#install) first.\n\n## Usage\n\nCall the client."
 SETUP = "# Setup\n\n## Install\n\nRun the installer and restart the service."
 
 
-class LockWatchingEmbedder:
+class LockWatchingEmbedder(CountingEmbedder):
     """The real embedder, noting whether the collection's write lock is held while it embeds."""
 
     def __init__(self, inner: SentenceTransformerEmbedder) -> None:
-        self.inner = inner
-        self.model_name = inner.model_name
-        self.additive_token_counts = inner.additive_token_counts
-        self.dimension = inner.dimension
-        self.max_tokens = inner.max_tokens
-        self.device = inner.device
+        super().__init__(inner)
         self.collection: Collection | None = None
         self.locked_while_embedding: list[bool] = []
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         assert self.collection is not None
         self.locked_while_embedding.append(self.collection.write_lock.locked())
-        return self.inner.embed_documents(texts)
-
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return self.inner.embed_queries(texts)
-
-    def count_tokens(self, text: str) -> int:
-        return self.inner.count_tokens(text)
+        return super().embed_documents(texts)
 
 
 @pytest.fixture
