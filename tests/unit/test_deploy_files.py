@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import subprocess
 import sys
@@ -90,12 +91,12 @@ def _mode_settings(mode: str, tmp_path: Path) -> tuple[Settings, dict[str, Any]]
 
 
 def _toml(raw: dict[str, Any]) -> str:
+    """TOML for a table of tables of scalars (JSON strings are TOML basic strings)."""
     lines = []
     for section, values in raw.items():
         lines.append(f"[{section}]")
         for key, value in values.items():
-            literal = str(value).lower() if isinstance(value, bool) else repr(value)
-            lines.append(f"{key} = {literal}".replace("'", '"'))
+            lines.append(f"{key} = {json.dumps(value)}")
     return "\n".join(lines) + "\n"
 
 
