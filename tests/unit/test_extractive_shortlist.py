@@ -52,7 +52,9 @@ CONTEXT = tuple(
 )
 
 
-def answer(generator: ExtractiveGenerator, query: str, passages=PASSAGES) -> list[str]:  # type: ignore[no-untyped-def]
+def answer(
+    generator: ExtractiveGenerator, query: str, passages: tuple[ContextPassage, ...] = PASSAGES
+) -> list[str]:
     """The answer's lines after the notice (or the no-answer line alone)."""
 
     async def collect() -> str:
