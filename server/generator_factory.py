@@ -59,8 +59,15 @@ def build_generator(settings: GeneratorSettings, embedder: Embedder) -> Generato
         return LlamaCppGenerator(local)
     from core.answer.extractive_generator import ExtractiveGenerator
 
-    logger.info("generator: extractive (no language model configured)")
-    return ExtractiveGenerator(embedder)
+    logger.info(
+        "generator: extractive (no language model configured), sentence scoring %s",
+        settings.extractive_scoring.value,
+    )
+    return ExtractiveGenerator(
+        embedder,
+        scoring=settings.extractive_scoring,
+        candidates=settings.extractive_candidates,
+    )
 
 
 def build_context_window(

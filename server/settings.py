@@ -16,6 +16,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from core.answer.extractive_generator import DEFAULT_CANDIDATES, SentenceScoring
 from core.answer.llama_cpp_generator import DEFAULT_N_CTX
 from core.errors import InvalidArgument
 from core.retrieve.fusion import FusionMethod
@@ -227,6 +228,10 @@ class GeneratorSettings:
     # openai generator: prompt tokens are estimated as this many times the embedding model's count
     # (Gemma 3 on python-faq sections: 0.96 on average, 1.29 at the 99th percentile).
     prompt_token_ratio: float = 1.2
+    # extractive generator: "shortlist" embeds only the `extractive_candidates` sentences a cheap
+    # lexical and positional ranking keeps (batched with queries); "all" embeds every sentence.
+    extractive_scoring: SentenceScoring = SentenceScoring.SHORTLIST
+    extractive_candidates: int = DEFAULT_CANDIDATES
 
     def resolved_kind(self) -> GeneratorKind:
         """AUTO resolved: openai with a base_url, extractive without."""
@@ -526,6 +531,11 @@ def validate_settings(settings: Settings) -> None:
             0.25 <= generator.prompt_token_ratio <= 4,
             "generator.prompt_token_ratio",
             "must be between 0.25 and 4",
+        ),
+        (
+            4 <= generator.extractive_candidates <= 256,
+            "generator.extractive_candidates",
+            "must be between 4 (the sentences an extractive answer quotes) and 256",
         ),
     ]
     for ok, name, fix in checks:

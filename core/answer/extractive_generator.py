@@ -1,38 +1,51 @@
 """The extractive generator: answers with the context sentences most similar to the question.
 
-It is the default when no language model is configured. Each passage's prose is split into
-sentences (fenced code, headings, tables, lines that are only markup and fragments under
-MIN_SENTENCE_CHARS characters are left out); sentences and query are embedded, and the best
-`max_sentences` with cosine similarity >= `min_similarity` are streamed by descending score, each
+It is the default when no language model is configured. The passages' prose sentences
+(`sentence_candidates`) are scored by cosine similarity to the question, and the best
+`max_sentences` with similarity >= `min_similarity` are streamed by descending score, each
 followed by its passage's citation tag, after a notice saying the answer is extractive.
+
+Which sentences get embedded (`SentenceScoring`):
+- `SHORTLIST` (default): a cheap lexical and positional ranking (`sentence_prefilter`) keeps the
+  best `candidates`; they are embedded with the question in one `embed_queries` call, which the
+  server's micro-batcher shares with concurrent queries. Sentence and question are embedded alike
+  (a symmetric comparison; the same vectors for models without query or document prompts).
+- `ALL`: every candidate sentence is embedded as a document, the question as a query (the
+  original scorer; a context of ten passages costs the model ~100 sentences per answer).
 """
 
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+from enum import Enum
 
 import numpy as np
 import numpy.typing as npt
 
 from core.answer.protocol import (
-    ContextPassage,
     GenerationEvent,
     GenerationFinished,
     GenerationRequest,
     TextDelta,
 )
+from core.answer.sentence_candidates import (
+    MIN_SENTENCE_CHARS,
+    SentenceCandidate,
+    sentence_candidates,
+)
+from core.answer.sentence_prefilter import shortlist
 from core.embed.protocol import Embedder
 from core.errors import InvalidArgument
 
 __all__ = [
+    "DEFAULT_CANDIDATES",
     "DUPLICATE_SIMILARITY",
     "EXTRACTIVE_NOTICE",
     "MIN_SENTENCE_CHARS",
     "NO_ANSWER",
     "ExtractiveGenerator",
+    "SentenceScoring",
 ]
 
 EXTRACTIVE_NOTICE = (
@@ -43,76 +56,16 @@ NO_ANSWER = (
     "Extractive answer (no language model configured): "
     "no passage of the context answers the question."
 )
-MIN_SENTENCE_CHARS = 20
 DUPLICATE_SIMILARITY = 0.95
 """Sentences whose embeddings are at least this similar to a chosen one are not repeated."""
-
-_FENCE = re.compile(r"^\s*(?:```|~~~)")
-_ITEM_START = re.compile(r"^\s*(?:>\s*)*(?:[-*+]|\d+[.)])\s+")
-_LINE_PREFIX = re.compile(r"^\s*(?:>\s*)*(?:[-*+]\s+|\d+[.)]\s+)?")
-_HTML_ONLY = re.compile(r"(?:<[^<>]+>\s*)+")
-_LETTER = re.compile(r"[^\W\d_]")
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|(?<=[.!?][\"')\]])\s+")
-_NOT_WORD = re.compile(r"[\W_]+")
+DEFAULT_CANDIDATES = 8
 
 
-@dataclass(frozen=True, slots=True)
-class _Sentence:
-    text: str
-    tag: str
+class SentenceScoring(str, Enum):
+    """Which candidate sentences the extractive generator embeds."""
 
-
-def _is_markup(line: str) -> bool:
-    """Headings, table rows, rules and HTML-only lines: structure, not sentences."""
-    return (
-        line.startswith(("#", "|"))
-        or _HTML_ONLY.fullmatch(line) is not None
-        or _LETTER.search(line) is None
-    )
-
-
-def _prose_blocks(text: str) -> list[str]:
-    """Paragraphs and list items of `text` as single lines, code and markup left out."""
-    blocks: list[str] = []
-    current: list[str] = []
-    in_fence = False
-
-    def flush() -> None:
-        if current:
-            blocks.append(" ".join(current))
-            current.clear()
-
-    for line in text.splitlines():
-        if _FENCE.match(line):
-            in_fence = not in_fence
-            flush()
-            continue
-        stripped = line.strip()
-        if in_fence or not stripped or _is_markup(stripped):
-            flush()
-            continue
-        if _ITEM_START.match(line):
-            flush()
-        current.append(_LINE_PREFIX.sub("", line).strip())
-    flush()
-    return blocks
-
-
-def _sentences(passages: Sequence[ContextPassage]) -> list[_Sentence]:
-    """Candidate sentences in passage order then sentence order, exact repeats removed."""
-    seen: set[str] = set()
-    found: list[_Sentence] = []
-    for passage in passages:
-        for block in _prose_blocks(passage.text):
-            for piece in _SENTENCE_BREAK.split(block):
-                sentence = piece.strip()
-                key = _NOT_WORD.sub(" ", sentence.casefold()).strip()
-                if len(sentence) < MIN_SENTENCE_CHARS or not _LETTER.search(sentence):
-                    continue
-                if key not in seen:
-                    seen.add(key)
-                    found.append(_Sentence(sentence, passage.tag))
-    return found
+    SHORTLIST = "shortlist"
+    ALL = "all"
 
 
 class ExtractiveGenerator:
@@ -121,18 +74,35 @@ class ExtractiveGenerator:
     kind = "extractive"
 
     def __init__(
-        self, embedder: Embedder, max_sentences: int = 4, min_similarity: float = 0.2
+        self,
+        embedder: Embedder,
+        max_sentences: int = 4,
+        min_similarity: float = 0.2,
+        scoring: SentenceScoring = SentenceScoring.SHORTLIST,
+        candidates: int = DEFAULT_CANDIDATES,
     ) -> None:
+        """`candidates`: sentences embedded per answer with `SHORTLIST` (>= `max_sentences`)."""
         if max_sentences < 1:
             raise InvalidArgument.field("max_sentences", f"must be >= 1, got {max_sentences}")
         if not -1.0 <= min_similarity <= 1.0:
             raise InvalidArgument.field(
                 "min_similarity", f"must be within [-1, 1], got {min_similarity}"
             )
+        if candidates < max_sentences:
+            raise InvalidArgument.field(
+                "candidates", f"must be >= max_sentences ({max_sentences}), got {candidates}"
+            )
         self._embedder = embedder
         self._max_sentences = max_sentences
         self._min_similarity = min_similarity
+        self._scoring = scoring
+        self._candidates = candidates
         self.model = f"extractive:{embedder.model_name}"
+
+    @property
+    def scoring(self) -> SentenceScoring:
+        """Which candidate sentences get embedded."""
+        return self._scoring
 
     async def stream(self, request: GenerationRequest) -> AsyncIterator[GenerationEvent]:
         """The notice, then one "<sentence> <tag>\\n" delta per chosen sentence, then the finish.
@@ -140,7 +110,11 @@ class ExtractiveGenerator:
         `params.max_tokens` (None or < 1: no limit) bounds the sentence lines, counted in
         whitespace-separated words; a sentence that would pass it ends the answer with "length".
         """
-        chosen = await self._choose(request.query, _sentences(request.passages))
+        candidates = sentence_candidates(request.passages)
+        if self._scoring is SentenceScoring.ALL:
+            chosen = await self._choose_from_all(request.query, candidates)
+        else:
+            chosen = await self._choose_from_shortlist(request.query, candidates)
         if not chosen:
             yield TextDelta(NO_ANSWER + "\n")
             yield GenerationFinished("stop", prompt_tokens=0, completion_tokens=1)
@@ -158,14 +132,38 @@ class ExtractiveGenerator:
             yield TextDelta(line)
         yield GenerationFinished("stop", prompt_tokens=0, completion_tokens=sent)
 
-    async def _choose(self, query: str, candidates: list[_Sentence]) -> list[_Sentence]:
-        """The best candidates by descending similarity (ties: context order), near-repeats out."""
+    async def _choose_from_shortlist(
+        self, query: str, candidates: list[SentenceCandidate]
+    ) -> list[SentenceCandidate]:
+        """The shortlisted candidates ranked by similarity, question and sentences embedded in
+        one call."""
+        if not candidates:
+            return []
+        listed = [candidates[i] for i in sorted(shortlist(query, candidates, self._candidates))]
+        texts = [query, *(candidate.text for candidate in listed)]
+        vectors = await asyncio.to_thread(self._embedder.embed_queries, texts)
+        return self._rank(listed, vectors[1:], vectors[0])
+
+    async def _choose_from_all(
+        self, query: str, candidates: list[SentenceCandidate]
+    ) -> list[SentenceCandidate]:
+        """Every candidate embedded as a document and ranked by similarity to the question."""
         if not candidates:
             return []
         texts = [candidate.text for candidate in candidates]
         vectors = await asyncio.to_thread(self._embedder.embed_documents, texts)
         query_vectors = await asyncio.to_thread(self._embedder.embed_queries, [query])
-        scores = vectors @ query_vectors[0]
+        return self._rank(candidates, vectors, query_vectors[0])
+
+    def _rank(
+        self,
+        candidates: Sequence[SentenceCandidate],
+        vectors: npt.NDArray[np.float32],
+        query_vector: npt.NDArray[np.float32],
+    ) -> list[SentenceCandidate]:
+        """The best candidates by descending similarity (ties: the given order), near-repeats
+        out; vectors (len(candidates), dim), query_vector (dim,)."""
+        scores = vectors @ query_vector
         order = sorted(range(len(candidates)), key=lambda i: (-round(float(scores[i]), 6), i))
         picked: list[int] = []
         for index in order:

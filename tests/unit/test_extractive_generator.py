@@ -7,7 +7,12 @@ import asyncio
 import pytest
 
 from core.answer.citation_check import check_citations
-from core.answer.extractive_generator import EXTRACTIVE_NOTICE, NO_ANSWER, ExtractiveGenerator
+from core.answer.extractive_generator import (
+    EXTRACTIVE_NOTICE,
+    NO_ANSWER,
+    ExtractiveGenerator,
+    SentenceScoring,
+)
 from core.answer.protocol import (
     ContextPassage,
     GenerationEvent,
@@ -66,9 +71,12 @@ def text_of(events: list[GenerationEvent]) -> str:
     return "".join(event.text for event in events if isinstance(event, TextDelta))
 
 
-@pytest.fixture(scope="module")
-def generator(embedder: SentenceTransformerEmbedder) -> ExtractiveGenerator:
-    return ExtractiveGenerator(embedder)
+@pytest.fixture(scope="module", params=list(SentenceScoring), ids=lambda s: s.value)
+def generator(
+    embedder: SentenceTransformerEmbedder, request: pytest.FixtureRequest
+) -> ExtractiveGenerator:
+    """Each scoring: these passages have fewer sentences than a shortlist, so both embed all."""
+    return ExtractiveGenerator(embedder, scoring=request.param)
 
 
 def test_identity(generator: ExtractiveGenerator, embedder: SentenceTransformerEmbedder) -> None:
@@ -108,8 +116,10 @@ def test_deterministic(generator: ExtractiveGenerator) -> None:
     assert run(generator, query) == run(generator, query)
 
 
-def test_max_sentences(embedder: SentenceTransformerEmbedder) -> None:
-    events = run(ExtractiveGenerator(embedder, max_sentences=1), "search library")
+@pytest.mark.parametrize("scoring", list(SentenceScoring), ids=lambda s: s.value)
+def test_max_sentences(embedder: SentenceTransformerEmbedder, scoring: SentenceScoring) -> None:
+    generator = ExtractiveGenerator(embedder, max_sentences=1, scoring=scoring)
+    events = run(generator, "search library")
     assert events[-1] == GenerationFinished("stop", 0, 1)
     assert len(events) == 3
 
