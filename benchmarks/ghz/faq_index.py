@@ -23,7 +23,17 @@ from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_DATASET = Path(os.environ.get("PYTHON_FAQ_DIR", "/work/shared/data/python-faq"))
+
+
+def _default_dataset() -> Path:
+    """$PYTHON_FAQ_DIR, else shared/data/python-faq beside the checkout, else /work/shared's."""
+    if "PYTHON_FAQ_DIR" in os.environ:
+        return Path(os.environ["PYTHON_FAQ_DIR"])
+    beside = ROOT.parent / "shared" / "data" / "python-faq"
+    return beside if beside.is_dir() else Path("/work/shared/data/python-faq")
+
+
+DEFAULT_DATASET = _default_dataset()
 DEFAULT_CACHE = Path(os.environ.get("GW_BENCH_CACHE", Path.home() / ".cache" / "groundwire-bench"))
 COLLECTION = "python-faq"
 QUICK_SECTIONS = 600
