@@ -38,6 +38,9 @@ class Load:
     duration_s: float
     rps: int = 0  # 0: as fast as the workers go; else a constant rate (ghz --rps)
     timeout_s: float = 300.0
+    # ghz --duration-stop: "ignore" drops calls still in flight when the time is up; "wait" lets
+    # them finish and counts them (for calls that take a large share of a run, like Answer)
+    stop: str = "ignore"
 
 
 def ghz_command(
@@ -68,7 +71,7 @@ def ghz_command(
         "--duration",
         f"{load.duration_s:g}s",
         "--duration-stop",
-        "ignore",  # calls still in flight at the end are neither counted nor errors
+        load.stop,
         "--timeout",
         f"{load.timeout_s:g}s",
         "--format",
@@ -125,6 +128,7 @@ def run_ghz(
         "concurrency": load.concurrency,
         "connections": load.connections,
         "target_rps": load.rps or None,
+        "duration_stop": load.stop,
         **summarize(report),
         "server_cores_busy": round(cores_busy(server_before, server_after), 2),
         "ghz_cores_busy": round(client_cpu / wall, 2),

@@ -24,6 +24,7 @@ from benchmarks.ghz.ghz_runs import ROOT, GhzTools, Load, run_ghz
 from benchmarks.ghz.ghz_tool import GHZ_VERSION, ensure_ghz, ensure_html_report
 from benchmarks.ghz.machine import machine_record, uptime
 from benchmarks.ghz.request_files import (
+    ANSWER,
     WORKLOADS,
     Workload,
     load_questions,
@@ -76,9 +77,10 @@ def run_workload(
     metadata = {"authorization": f"Bearer {args.api_key}"} if args.api_key else None
     pid = server.process.pid
     seconds = durations(args, workload)
+    stop = "wait" if workload.call == ANSWER else "ignore"
     concurrency = [int(c) for c in args.concurrency.split(",")]
     connections = [int(k) for k in args.connections.split(",")]
-    warm = Load(concurrency=2, connections=1, duration_s=min(seconds, 5.0))
+    warm = Load(concurrency=2, connections=1, duration_s=min(seconds, 5.0), stop=stop)
     scratch = replace(tools, reports=data_file.parent / "warmup")
     run_ghz(scratch, workload.name, server.target, workload.call, data_file, warm, pid, metadata)
     rows = []
@@ -86,15 +88,14 @@ def run_workload(
         for c in concurrency:
             if c < k:
                 continue  # ghz spreads workers over connections: needs c >= connections
-            load = Load(concurrency=c, connections=k, duration_s=seconds)
+            load = Load(concurrency=c, connections=k, duration_s=seconds, stop=stop)
             name = f"{workload.name}-c{c}-k{k}"
             row = run_ghz(tools, name, server.target, workload.call, data_file, load, pid, metadata)
             rows.append({"workload": workload.name, **row})
             print(markdown([rows[-1]], header=False), file=sys.stderr)
     best = max(row["ok_rps"] for row in rows)
     rate = max(1, round(best * SATURATION_SHARE))
-    fixed = Load(concurrency=max(concurrency), connections=max(connections), duration_s=seconds)
-    fixed = Load(fixed.concurrency, fixed.connections, fixed.duration_s, rps=rate)
+    fixed = Load(max(concurrency), max(connections), seconds, rps=rate, stop=stop)
     name = f"{workload.name}-rps{rate}"
     row = run_ghz(tools, name, server.target, workload.call, data_file, fixed, pid, metadata)
     rows.append({"workload": workload.name, **row})
