@@ -132,6 +132,7 @@ def run_ghz(
         **summarize(report),
         "server_cores_busy": round(cores_busy(server_before, server_after), 2),
         "ghz_cores_busy": round(client_cpu / wall, 2),
+        "load_1m_after": float(Path("/proc/loadavg").read_text().split()[0]),
         "report_json": _shown(tools.reports / f"{name}.json"),
         "report_html": _shown(html),
     }

@@ -18,6 +18,7 @@ COLUMNS = (
     ("errors", "errors"),
     ("server_cores_busy", "server cores busy"),
     ("ghz_cores_busy", "ghz cores"),
+    ("load_1m_after", "load 1 min"),
 )
 
 

@@ -132,7 +132,9 @@ def lance_search(table: Any, embedder: QueryEmbedder, kind: str) -> Search:
             query = table.search(text, query_type="fts")
         else:
             query = table.search(query_type="hybrid").vector(embedder.one(text)).text(text)
-        rows = query.limit(K).select(["id"]).to_list()
+        # naming the score column keeps lance from warning on every vector search
+        columns = ["id", "_distance"] if kind == "vector" else ["id"]
+        rows = query.limit(K).select(columns).to_list()
         return [row["id"] for row in rows]
 
     return search
