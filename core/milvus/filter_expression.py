@@ -74,7 +74,8 @@ def _metadata_in(key: str, values: list[str]) -> str | None:
 
 def _metadata_range(condition: MetadataRange) -> str | None:
     """Bounds on `metadata_numbers[key]` (the values that parse as numbers, infinities as the
-    largest floats); a value parsing as NaN passes any bound in `MetadataRange.matches`, so keys
+    largest floats); a value parsing as NaN passes a lower bound alone in `MetadataRange.matches`
+    (`nan < minimum` is false, `nan <= maximum` too), so without a maximum the keys
     listed in `metadata_nan_keys` are admitted too."""
     key = string_literal(condition.key)
     if key is None:
@@ -86,7 +87,10 @@ def _metadata_range(condition: MetadataRange) -> str | None:
         bounds.append(f"metadata_numbers[{key}] <= {_number(condition.maximum)}")
     if not bounds:
         return None
-    return f"({' and '.join(bounds)}) or json_contains(metadata_nan_keys, {key})"
+    within = " and ".join(bounds)
+    if condition.maximum is not None:
+        return within
+    return f"({within}) or json_contains(metadata_nan_keys, {key})"
 
 
 def _number(value: float) -> str:

@@ -259,7 +259,7 @@ class MilvusStore:
 
     def get_meta(self, key: str) -> str | None:
         """One collection setting, or None when unset."""
-        found = self.client.get(self.records, ids=[f"meta:{key}"], output_fields=["value"])
+        found = self._records_by_key([f"meta:{key}"], ["value"])
         return str(found[0]["value"]) if found else None
 
     def document_hash(self, document_id: str) -> str | None:
@@ -268,10 +268,19 @@ class MilvusStore:
         return None if record is None else str(record["value"])
 
     def _document_record(self, document_id: str) -> dict[str, Any] | None:
-        found = self.client.get(
-            self.records, ids=[f"doc:{document_id}"], output_fields=["value", "payload"]
+        found = self._records_by_key([f"doc:{document_id}"], ["value", "payload"])
+        return found[0] if found else None
+
+    def _records_by_key(self, keys: Sequence[str], fields: list[str]) -> list[dict[str, Any]]:
+        """Records by primary key through an escaped expression (pymilvus' `get` writes string
+        ids into its expression unescaped); a key Milvus cannot express matches nothing."""
+        literals = [literal for key in keys if (literal := string_literal(key)) is not None]
+        if not literals:
+            return []
+        found = self.client.query(
+            self.records, filter=f"key in [{', '.join(literals)}]", output_fields=["key", *fields]
         )
-        return dict(found[0]) if found else None
+        return [dict(entity) for entity in found]
 
     def get_document(self, document_id: str) -> StoredDocument | None:
         """A stored document with its chunks in ordinal order, or None."""
@@ -280,15 +289,8 @@ class MilvusStore:
             return None
         payload = dict(record["payload"])
         parts = int(payload.get("text_parts", 0))
-        texts = (
-            self.client.get(
-                self.records,
-                ids=[f"text:{index}:{document_id}" for index in range(parts)],
-                output_fields=["key", "value"],
-            )
-            if parts
-            else []
-        )
+        keys = [f"text:{index}:{document_id}" for index in range(parts)]
+        texts = self._records_by_key(keys, ["value"]) if parts else []
         by_key = {str(e["key"]): str(e["value"]) for e in texts}
         text = "".join(by_key.get(f"text:{i}:{document_id}", "") for i in range(parts))
         entities = self._query(
