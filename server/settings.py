@@ -74,7 +74,7 @@ class StorageSettings:
     in Milvus and replicas are stateless (needs `pip install 'groundwire[milvus]'`)."""
     milvus_uri: str = ""
     """A milvus-lite path (e.g. "milvus.db", served inside this process) or http(s)://host:19530."""
-    milvus_token: str = ""
+    milvus_token: str = field(default="", repr=False)
     """Milvus token ("user:password" or an API key); secret, set it through the environment."""
     milvus_database: str = "groundwire"
     """Prefix of the per-tenant Milvus databases ("<milvus_database>_<tenant>")."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 
@@ -29,7 +29,7 @@ class MilvusOptions:
     """
 
     uri: str
-    token: str = ""
+    token: str = field(default="", repr=False)
     database: str = "groundwire"
     tls_ca_file: str = ""
     index: MilvusIndexKind = MilvusIndexKind.AUTO
