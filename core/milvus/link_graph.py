@@ -15,6 +15,7 @@ from typing import Any
 
 from core.ingest.anchors import fragment_candidates
 from core.milvus.filter_expression import string_literal
+from core.milvus.queries import query_all
 from core.models import Edge, EdgeKind
 from core.store.link_graph import ADJACENT_WEIGHT
 from core.store.link_resolver import DOCUMENT_LINK_WEIGHT, SECTION_LINK_WEIGHT, _lookups
@@ -43,15 +44,7 @@ class MilvusLinkGraph:
 
     def edge_count(self) -> int:
         """The number of edges `edges_from` returns over every live chunk."""
-        everything = self._client.query_iterator(
-            self._chunks, batch_size=4096, filter="", output_fields=_GRAPH_FIELDS
-        )
-        sources: list[dict[str, Any]] = []
-        try:
-            while page := everything.next():
-                sources += page
-        finally:
-            everything.close()
+        sources = query_all(self._client, self._chunks, "", _GRAPH_FIELDS)
         return sum(len(edges) for edges in self._edges(sources).values())
 
     def _edges(self, sources: list[dict[str, Any]]) -> dict[int, list[Edge]]:
@@ -96,18 +89,10 @@ class MilvusLinkGraph:
             listed = ", ".join(literal for literal in literals if literal is not None)
             if not listed:
                 continue
-            iterator = self._client.query_iterator(
-                self._chunks,
-                batch_size=4096,
-                filter=f"document_id in [{listed}]",
-                output_fields=["row_id", "document_id", "ordinal", "section_path", "anchors"],
-            )
-            try:
-                while page := iterator.next():
-                    for entity in page:
-                        found[str(entity["document_id"])].append(dict(entity))
-            finally:
-                iterator.close()
+            fields = ["row_id", "document_id", "ordinal", "section_path", "anchors"]
+            expression = f"document_id in [{listed}]"
+            for entity in query_all(self._client, self._chunks, expression, fields):
+                found[str(entity["document_id"])].append(entity)
         for chunks in found.values():
             chunks.sort(key=lambda e: int(e["ordinal"]))
         return found
@@ -121,11 +106,9 @@ class MilvusLinkGraph:
             listed = ", ".join(literal for literal in literals if literal is not None)
             if not listed:
                 continue
-            for entity in self._client.query(
-                self._records,
-                filter=f'kind == "key" and value in [{listed}]',
-                output_fields=["value", "document_id", "payload"],
-            ):
+            expression = f'kind == "key" and value in [{listed}]'
+            fields = ["value", "document_id", "payload"]
+            for entity in query_all(self._client, self._records, expression, fields):
                 rank = int(entity["payload"]["rank"])
                 matches.setdefault(str(entity["value"]), []).append(
                     (rank, str(entity["document_id"]))

@@ -30,6 +30,7 @@ from core.milvus.entities import (
 from core.milvus.filter_expression import chunk_filter_expression, string_literal
 from core.milvus.link_graph import MilvusLinkGraph
 from core.milvus.options import MilvusOptions
+from core.milvus.queries import query_all, query_pages
 from core.milvus.schema import (
     CHUNK_OUTPUT_FIELDS,
     RECORD_VECTOR_DIM,
@@ -397,22 +398,12 @@ class MilvusStore:
         return int(self.get_meta(EMBEDDING_DIM_KEY) or 0)
 
     def _query(self, collection: str, expression: str, fields: list[str]) -> list[dict[str, Any]]:
-        return [e for page in self._pages(expression, fields, _BATCH, collection) for e in page]
+        return query_all(self.client, collection, expression, fields)
 
     def _pages(
-        self, expression: str, fields: list[str], batch_size: int, collection: str = ""
+        self, expression: str, fields: list[str], batch_size: int
     ) -> Iterator[list[dict[str, Any]]]:
-        iterator = self.client.query_iterator(
-            collection or self.chunks,
-            batch_size=min(batch_size, 16_384),
-            filter=expression,
-            output_fields=fields,
-        )
-        try:
-            while page := iterator.next():
-                yield [dict(entity) for entity in page]
-        finally:
-            iterator.close()
+        return query_pages(self.client, self.chunks, expression, fields, batch_size)
 
 
 def _record(
