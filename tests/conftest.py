@@ -81,18 +81,23 @@ def fresh_milvus_database() -> str:
     return f"t{uuid.uuid4().hex[:12]}"
 
 
-@pytest.fixture(params=BACKENDS)
-def storage_backend(request: pytest.FixtureRequest) -> Callable[[], StorageBackend]:
-    """Makes the storage backend under test; every backend made by one test shares its data."""
-    if request.param == "local":
+def backend_factory(kind: str, request: pytest.FixtureRequest) -> Callable[[], StorageBackend]:
+    """Makes storage backends of `kind` ("local", "milvus"); those made by one factory share
+    their data (a Milvus factory has its own fresh database on the session's milvus-lite)."""
+    if kind == "local":
         return LocalBackend
     from core.milvus.backend import MilvusBackend
     from core.milvus.options import MilvusOptions
 
-    options = MilvusOptions(
-        uri=request.getfixturevalue("milvus_uri"), database=fresh_milvus_database()
-    )
+    uri = request.getfixturevalue("milvus_uri")
+    options = MilvusOptions(uri=uri, database=fresh_milvus_database())
     return lambda: MilvusBackend(options)
+
+
+@pytest.fixture(params=BACKENDS)
+def storage_backend(request: pytest.FixtureRequest) -> Callable[[], StorageBackend]:
+    """Makes the storage backend under test; every backend made by one test shares its data."""
+    return backend_factory(request.param, request)
 
 
 def milvus_storage(
