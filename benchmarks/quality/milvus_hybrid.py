@@ -67,6 +67,7 @@ def main() -> None:
     parser.add_argument("--dataset", type=Path, default=Path("/work/shared/data/python-faq"))
     parser.add_argument("--distractors", type=int, default=300)
     parser.add_argument("--embedding-cache", type=Path, default=CACHE)
+    parser.add_argument("--queries", type=int, default=0, help="first N queries (0 = all)")
     args = parser.parse_args()
     import pymilvus
 
@@ -115,7 +116,11 @@ def main() -> None:
     scores: dict[str, dict[str, list[float]]] = {
         name: {"mrr": [], "recall": [], "ms": []} for name in methods
     }
-    for query_id, raw in dataset.queries.items():
+    chosen = list(dataset.queries.items())[: args.queries or None]
+    print(f"indexed {len(documents)} chunks; running {len(chosen)} queries", flush=True)
+    for done, (query_id, raw) in enumerate(chosen, start=1):
+        if done % 10 == 0:
+            print(f"{done}/{len(chosen)} queries", flush=True)
         query = normalize_query(raw, 100_000)
         vector = embedder.embed_queries([query])
         text = lexical_query(query, extract_keywords(query))
@@ -145,7 +150,7 @@ def main() -> None:
         "dataset": f"python-faq subset: faq/ + {args.distractors} distractors",
         "documents": len(dataset.corpus),
         "chunks": chunks,
-        "queries": len(dataset.queries),
+        "queries": len(chosen),
         "milvus": f"milvus-lite {_version('milvus-lite')}, pymilvus {pymilvus.__version__}",
         "load_average_1_5_15": [round(x, 2) for x in load],
         "depth": DEPTH,

@@ -14,10 +14,10 @@ import logging
 import shutil
 from pathlib import Path
 
-from core.catalog.collection import Collection, settle_config
+from core.catalog.collection import CONFIG_KEY, Collection, settle_config
 from core.catalog.collection_config import CollectionConfig
 from core.dense.engine_factory import DenseEngine, DenseEngineName
-from core.errors import AlreadyExists
+from core.errors import AlreadyExists, Conflict
 from core.milvus import naming
 from core.milvus.client import MilvusConnections
 from core.milvus.dense import MilvusDenseIndex
@@ -95,8 +95,15 @@ class MilvusBackend:
             existing = MilvusStore.open(client, self.options, name)
         except FileNotFoundError:
             existing = None
-        if existing is not None and existing.get_meta("collection_config") is not None:
-            raise AlreadyExists(f"collection {name!r} already exists")
+        if existing is not None:
+            if existing.get_meta(CONFIG_KEY) is not None:
+                raise AlreadyExists(f"collection {name!r} already exists")
+            # created by another replica right now, or a create cut off: never drop it here
+            raise Conflict(
+                f"collection {name!r} is being created by another replica; retry in a moment "
+                "(if it stays, a create was cut off: drop its Milvus collections "
+                f"{naming.records_collection(name)!r} and its siblings in database {database!r})"
+            )
         pymilvus = self._connections.pymilvus
         return MilvusStore.create(client, pymilvus, self.options, name, config.embedding_dim)
 

@@ -89,19 +89,21 @@ class MilvusStore:
     def create(
         cls, client: Any, pymilvus: Any, options: MilvusOptions, name: str, dimension: int
     ) -> MilvusStore:
-        """Create the collections of `name` (replacing leftovers of a dropped one) and load them."""
+        """Create the collections of `name` (replacing leftovers of a dropped one) and load them.
+
+        `records` comes first: once it exists, other replicas see the create in progress."""
         store = cls(client, options, name)
         for collection in (store.chunks, store.records, store.writes):
             if client.has_collection(collection):
                 client.drop_collection(collection)
         client.create_collection(
-            store.writes, schema=writes_schema(pymilvus), index_params=records_index_params(client)
-        )
-        client.create_collection(
             store.records,
             schema=records_schema(pymilvus),
             index_params=records_index_params(client),
             consistency_level="Strong",
+        )
+        client.create_collection(
+            store.writes, schema=writes_schema(pymilvus), index_params=records_index_params(client)
         )
         client.create_collection(
             store.chunks,
