@@ -31,6 +31,7 @@ from core.retrieve.request import RetrievalResult
 from server.generator_factory import build_context_window, build_generator
 from server.reranker_factory import build_reranker
 from server.settings import Settings
+from server.storage_factory import build_storage_backend
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +51,9 @@ class Runtime:
             settings.server.worker_threads, thread_name_prefix="gw-lexical"
         )
         self.catalog = CollectionCatalog(
-            Path(settings.storage.data_dir), settings.limits.max_collections_per_tenant
+            Path(settings.storage.data_dir),
+            settings.limits.max_collections_per_tenant,
+            backend=build_storage_backend(settings.storage),
         )
         self._ready = threading.Event()
         self._maintenance = CollectionMaintenance(self.catalog)

@@ -19,6 +19,7 @@ from typing import Any
 from core.answer.extractive_generator import DEFAULT_CANDIDATES, SentenceScoring
 from core.answer.llama_cpp_generator import DEFAULT_N_CTX
 from core.errors import InvalidArgument
+from core.milvus.options import MilvusIndexKind
 from core.retrieve.fusion import FusionMethod
 from core.retrieve.modes import RetrievalMode
 
@@ -55,6 +56,13 @@ class ModelSettings:
     cuda_graphs: bool = True  # replay CUDA graphs for query batches up to 64 on CUDA devices
 
 
+class StorageBackendKind(str, Enum):
+    """Where collections live (`storage.backend`)."""
+
+    LOCAL = "local"
+    MILVUS = "milvus"
+
+
 @dataclass(frozen=True, slots=True)
 class StorageSettings:
     """Where collections live."""
@@ -62,6 +70,20 @@ class StorageSettings:
     data_dir: str = "groundwire-data"
     default_collection: str = "default"
     seed_demo_corpus: bool = True
+    backend: StorageBackendKind = StorageBackendKind.LOCAL
+    """"local": each replica keeps its collections under data_dir; "milvus": collections live
+    in Milvus and replicas are stateless (needs `pip install 'groundwire[milvus]'`)."""
+    milvus_uri: str = ""
+    """A milvus-lite path (e.g. "milvus.db", served inside this process) or http(s)://host:19530."""
+    milvus_token: str = field(default="", repr=False)
+    """Milvus token ("user:password" or an API key); secret, set it through the environment."""
+    milvus_database: str = "groundwire"
+    """Prefix of the per-tenant Milvus databases ("<milvus_database>_<tenant>")."""
+    milvus_tls_ca_file: str = ""
+    """CA bundle that verifies a TLS Milvus endpoint ("" = plain connection)."""
+    milvus_index: MilvusIndexKind = MilvusIndexKind.AUTO
+    """Dense index of new collections: auto (FLAT, HNSW past 100 000 chunks), flat, hnsw or
+    gpu_cagra (GPU Milvus clusters)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -401,6 +423,15 @@ def validate_settings(settings: Settings) -> None:
         ),
     ]
     server = settings.server
+    checks.append(
+        (
+            settings.storage.backend is not StorageBackendKind.MILVUS
+            or bool(settings.storage.milvus_uri),
+            "storage.milvus_uri",
+            'is required because storage.backend is "milvus": a milvus-lite file path or '
+            "http://host:19530",
+        )
+    )
     checks += [
         (
             bool(server.tls_cert_file) == bool(server.tls_key_file),

@@ -13,7 +13,6 @@ slow open (replaying a large index) never stalls lookups of other collections.
 from __future__ import annotations
 
 import logging
-import shutil
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,8 +20,8 @@ from pathlib import Path
 
 from core.catalog.collection import Collection
 from core.catalog.collection_config import CollectionConfig, validate_collection_name
-from core.catalog.leftovers import clear_collection_leftovers
-from core.errors import AlreadyExists, Conflict, LimitExceeded, NotFound
+from core.catalog.storage_backend import LocalBackend, StorageBackend
+from core.errors import AlreadyExists, Conflict, FailedPrecondition, LimitExceeded, NotFound
 
 logger = logging.getLogger(__name__)
 
@@ -37,9 +36,14 @@ class CollectionCatalog:
     """Opens, creates and drops collections; one directory per (tenant, collection)."""
 
     def __init__(
-        self, data_dir: Path, max_collections_per_tenant: int = 1000, device: str = "cpu"
+        self,
+        data_dir: Path,
+        max_collections_per_tenant: int = 1000,
+        device: str = "cpu",
+        backend: StorageBackend | None = None,
     ) -> None:
         self.data_dir = data_dir
+        self.backend: StorageBackend = backend or LocalBackend()
         self.device = device
         """Torch device dense engines are built for; set before `open_all` (see engine_factory)."""
         self.root = data_dir / TENANTS_DIR
@@ -60,22 +64,23 @@ class CollectionCatalog:
         core.catalog.leftovers), which is only safe while no restore can be running."""
         self._migrate_legacy_layout()
         self.root.mkdir(parents=True, exist_ok=True)
-        for tenant_dir in sorted(p for p in self.root.iterdir() if p.is_dir()):
-            clear_collection_leftovers(tenant_dir)  # nothing runs yet: leftovers are stale
-            for directory in sorted(p for p in tenant_dir.iterdir() if p.is_dir()):
-                if directory.name.startswith("."):
-                    continue
-                self._open_existing(tenant_dir.name, directory)
+        for tenant, name in self.backend.stored(self.root):
+            self._open_existing(tenant, name)
 
-    def _open_existing(self, tenant: str, directory: Path) -> None:
+    def _open_existing(self, tenant: str, name: str) -> Collection | None:
+        directory = self.directory_for(tenant, name)
         try:
-            collection = Collection.open(directory.name, directory, None, device=self.device)
+            collection = self.backend.open(tenant, name, directory, None, self.device)
         except FileNotFoundError:
-            logger.warning("skipping %s: not a collection directory", directory)
-            return
+            logger.warning("skipping %s/%s: not a collection", tenant, name)
+            return None
         with self._lock:
-            self._collections[(tenant, directory.name)] = collection
-        logger.info("opened collection %s/%s", tenant, directory.name)
+            found = self._collections.setdefault((tenant, name), collection)
+        if found is not collection:  # opened meanwhile by another request
+            collection.close()
+        else:
+            logger.info("opened collection %s/%s", tenant, name)
+        return found
 
     def _migrate_legacy_layout(self) -> None:
         legacy = self.data_dir / LEGACY_COLLECTIONS_DIR
@@ -94,9 +99,7 @@ class CollectionCatalog:
                 raise AlreadyExists(f"collection {name!r} already exists")
             self._check_free(tenant, name)
             self._check_limit(tenant)
-            if directory.exists():
-                shutil.rmtree(directory)
-            collection = Collection.open(name, directory, config, device=self.device)
+            collection = self.backend.open(tenant, name, directory, config, self.device)
             self._collections[(tenant, name)] = collection
         logger.info("created collection %s/%s", tenant, name)
         return collection
@@ -152,6 +155,9 @@ class CollectionCatalog:
         """The tenant's open collection named `name`; NotFound otherwise."""
         with self._lock:
             collection = self._collections.get((tenant, name))
+        if collection is None and self.backend.shared and (tenant, name) not in self._reserved:
+            validate_collection_name(name, "collection")
+            collection = self._open_existing(tenant, name)  # created by another replica
         if collection is None:
             raise NotFound(
                 f"collection {name!r} does not exist; create it with CreateCollection "
@@ -179,7 +185,7 @@ class CollectionCatalog:
         with collection.write_lock:
             documents, _ = collection.store.counts()
         collection.close()
-        shutil.rmtree(collection.directory, ignore_errors=True)
+        self.backend.remove(tenant, name, collection)
         logger.info("dropped collection %s/%s (%d documents)", tenant, name, documents)
         return documents
 
@@ -204,15 +210,20 @@ class CollectionCatalog:
                 raise RuntimeError(f"attach({tenant!r}, {name!r}) outside reserving()")
             if (tenant, name) in self._collections:
                 raise AlreadyExists(f"collection {name!r} already exists")
-        collection = Collection.open(
-            name, directory, None, device=self.device, new_contents=restored
+        collection = self.backend.open(
+            tenant, name, directory, None, self.device, new_contents=restored
         )
         with self._lock:
             self._collections[(tenant, name)] = collection
         return collection
 
     def names(self, tenant: str) -> list[str]:
-        """The tenant's collection names, sorted."""
+        """The tenant's collection names, sorted (with a shared backend, also those another
+        replica created)."""
+        if self.backend.shared:
+            for stored_tenant, name in self.backend.stored(self.root):
+                if stored_tenant == tenant and (tenant, name) not in self._collections:
+                    self._open_existing(tenant, name)
         with self._lock:
             return sorted(name for t, name in self._collections if t == tenant)
 
@@ -228,3 +239,10 @@ class CollectionCatalog:
             self._collections.clear()
         for collection in collections:
             collection.close()
+        self.backend.close()
+
+    def require_file_maintenance(self, operation: str) -> None:
+        """FailedPrecondition naming the tool to use when the backend has no `operation`."""
+        refusal = self.backend.maintenance_refusal(operation)
+        if refusal is not None:
+            raise FailedPrecondition(refusal)

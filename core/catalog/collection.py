@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,10 +20,12 @@ from core.catalog.version import INCARNATION_KEY, CollectionVersion, new_incarna
 from core.dense.engine_factory import DenseEngine
 from core.dense.protocol import DenseIndex
 from core.dense.torch_exact import TorchExactIndex
+from core.lexical.protocol import LexicalIndex
 from core.lexical.tantivy_index import TantivyIndex
 from core.memory.store import MemoryStore
 from core.models import Chunk
-from core.store.protocol import LocalStore, Store
+from core.retrieve.filters import ChunkFilter
+from core.store.protocol import FilteredScan, LocalStore, Store
 from core.store.records import DeleteResult, LexicalRow, PreparedDocument, UpsertResult
 from core.store.sqlite_store import SqliteStore
 
@@ -95,7 +97,7 @@ class Collection:
         directory: Path,
         store: Store,
         dense: DenseEngine,
-        lexical: TantivyIndex,
+        lexical: LexicalIndex,
         config: CollectionConfig,
         open_report: replay.OpenReport | None = None,
         persist_policy: DensePersistPolicy | None = None,
@@ -116,7 +118,7 @@ class Collection:
         saved = None if open_report is None else open_report.dense
         self._dense_saved_sequence = self._dense_sequence if saved is None else _saved_at(saved)
         self._dense_saved_at = time.monotonic()
-        self._lexical = lexical
+        self._lexical: LexicalIndex = lexical
         self._memories: MemoryStore | None = None
         self._memories_lock = threading.Lock()
         incarnation = store.get_meta(INCARNATION_KEY)
@@ -142,17 +144,11 @@ class Collection:
         """
         directory.mkdir(parents=True, exist_ok=True)
         store: LocalStore = SqliteStore.open(directory / STORE_FILE)
-        stored = store.get_meta(CONFIG_KEY)
-        if stored is None:
-            if new_config is None:
-                store.close()
-                raise FileNotFoundError(f"{directory} holds no collection")
-            store.set_meta(CONFIG_KEY, new_config.to_json())
-            config = new_config
-        else:
-            config = CollectionConfig.from_json(stored)
-        if stored is None or new_contents or store.get_meta(INCARNATION_KEY) is None:
-            store.set_meta(INCARNATION_KEY, new_incarnation())
+        try:
+            config = settle_config(store, new_config, new_contents)
+        except FileNotFoundError:
+            store.close()
+            raise FileNotFoundError(f"{directory} holds no collection") from None
         for purpose in (COMPACT_PURPOSE, SWAP_PURPOSE):
             remove_stale_siblings(directory / LEXICAL_DIR, purpose)
         try:
@@ -288,6 +284,16 @@ class Collection:
         """Live chunks by row id; deleted ids are absent."""
         return self.store.get_chunks(row_ids)
 
+    def scan_chunks(self, chunk_filter: ChunkFilter) -> Iterator[list[Chunk]]:
+        """Batches of live chunks that include every chunk `chunk_filter` admits (callers still
+        apply `chunk_filter.matches`): narrowed by the store when it can evaluate filters
+        (`FilteredScan`, e.g. Milvus), every live chunk otherwise."""
+        if isinstance(self.store, FilteredScan):
+            yield from self.store.iter_matching(chunk_filter)
+            return
+        for rows in self.store.iter_live_texts():
+            yield list(self.get_chunks([row.row_id for row in rows]).values())
+
     @property
     def _dense(self) -> DenseIndex:
         """The engine's index (read under `_dense_lock`)."""
@@ -409,6 +415,25 @@ class Collection:
         self._dense_saved_sequence = sequence
         self._dense_saved_at = time.monotonic()
         logger.debug("saved dense index of %s at sequence %d", self.name, sequence)
+
+
+def settle_config(
+    store: Store, new_config: CollectionConfig | None, new_contents: bool
+) -> CollectionConfig:
+    """The collection's config, stored from `new_config` when the store has none (a create;
+    FileNotFoundError without one); mints an incarnation at create, after a restore
+    (`new_contents`) or when the store has none."""
+    stored = store.get_meta(CONFIG_KEY)
+    if stored is None:
+        if new_config is None:
+            raise FileNotFoundError("the store holds no collection")
+        store.set_meta(CONFIG_KEY, new_config.to_json())
+        config = new_config
+    else:
+        config = CollectionConfig.from_json(stored)
+    if stored is None or new_contents or store.get_meta(INCARNATION_KEY) is None:
+        store.set_meta(INCARNATION_KEY, new_incarnation())
+    return config
 
 
 def directory_bytes(directory: Path) -> int:

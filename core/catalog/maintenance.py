@@ -48,21 +48,25 @@ class CollectionMaintenance:
 
     def compact(self, tenant: str, name: str) -> CompactionReport:
         """Rebuild the collection's indexes without tombstones and reclaim store space."""
+        self._catalog.require_file_maintenance("Compact")
         report = compact(self._catalog.get(tenant, name))
         logger.info("compacted %s/%s: %s", tenant, name, report)
         return report
 
     def snapshot(self, tenant: str, name: str) -> SnapshotInfo:
         """A consistent snapshot of a collection that keeps serving meanwhile."""
+        self._catalog.require_file_maintenance("Snapshot")
         collection = self._catalog.get(tenant, name)
         return take_snapshot(collection, self.snapshots_root(tenant, name))
 
     def snapshots(self, tenant: str, name: str) -> list[SnapshotInfo]:
         """Snapshots of a collection, newest first (the collection itself may have been dropped)."""
+        self._catalog.require_file_maintenance("ListSnapshots")
         return list_snapshots(self.snapshots_root(tenant, name))
 
     def delete_snapshot(self, tenant: str, name: str, snapshot_id: str) -> int:
         """Remove a snapshot; the bytes freed."""
+        self._catalog.require_file_maintenance("DeleteSnapshot")
         return delete_snapshot(self.snapshots_root(tenant, name), snapshot_id)
 
     def restore(self, tenant: str, name: str, snapshot_id: str, target: str) -> Collection:
@@ -71,6 +75,7 @@ class CollectionMaintenance:
         The snapshot is verified while it is copied, before anything live changes; in place, the
         collection keeps serving until the copy is complete and then swaps in atomically.
         """
+        self._catalog.require_file_maintenance("Restore")
         validate_collection_name(target, "target_collection")
         root = self.snapshots_root(tenant, name)
         in_place = target == name

@@ -35,6 +35,8 @@ class DenseEngineName(StrEnum):
     FAISS_GPU_FLAT = "faiss-gpu-flat"
     FAISS_GPU_IVF_FLAT = "faiss-gpu-ivf_flat"
     TORCH_EXACT = "torch-exact"
+    MILVUS = "milvus"
+    """The collection's vectors live in Milvus (`core.milvus.dense`), which picks the index."""
 
 
 _FAISS_CPU = {

@@ -28,7 +28,7 @@ from core.models import Chunk, Hit
 from core.observe import attributes
 from core.observe.stage_timer import StageTimer
 from core.observe.tracing import span
-from core.retrieve.filters import risk_admits
+from core.retrieve.filters import ChunkFilter, risk_admits
 from core.retrieve.fusion import FusionMethod, fuse
 from core.retrieve.hit_builder import build_hits
 from core.retrieve.keywords import extract_keywords, lexical_query
@@ -251,7 +251,9 @@ class RetrievalPipeline:
     ) -> tuple[Ranking | None, Ranking | None, dict[int, Chunk]]:
         """Selective filters: search exactly among the admitted chunks so recall is not lost."""
         with timer.stage("filter_scan"):
-            admitted = _scan_admitted(collection, lambda c: self._admits(request, c))
+            admitted = _scan_admitted(
+                collection, request.filters, lambda c: self._admits(request, c)
+            )
         allowed = np.fromiter(admitted, dtype=np.int64, count=len(admitted))
         dense = (
             self._dense_ranking(collection, request, query.vector, timer, allowed)
@@ -346,11 +348,12 @@ def _needs_exact_fallback(
     return remaining < request.top_k and candidates >= request.depth
 
 
-def _scan_admitted(collection: Collection, admits: Callable[[Chunk], bool]) -> dict[int, Chunk]:
+def _scan_admitted(
+    collection: Collection, chunk_filter: ChunkFilter, admits: Callable[[Chunk], bool]
+) -> dict[int, Chunk]:
     admitted: dict[int, Chunk] = {}
-    for rows in collection.store.iter_live_texts():
-        chunks = collection.get_chunks([row.row_id for row in rows])
-        admitted.update((rid, c) for rid, c in chunks.items() if admits(c))
+    for chunks in collection.scan_chunks(chunk_filter):
+        admitted.update((c.row_id, c) for c in chunks if admits(c))
     return admitted
 
 

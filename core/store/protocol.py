@@ -15,6 +15,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from core.models import Chunk, ChunkDraft, Document, Edge
+from core.retrieve.filters import ChunkFilter
 from core.store.records import (
     NO_LINKS,
     Change,
@@ -26,7 +27,7 @@ from core.store.records import (
     UpsertResult,
 )
 
-__all__ = ["LocalStore", "Store"]
+__all__ = ["FilteredScan", "LocalStore", "Store"]
 
 
 @runtime_checkable
@@ -126,4 +127,14 @@ class LocalStore(Store, Protocol):
     @property
     def path(self) -> Path:
         """The database file."""
+        ...
+
+
+@runtime_checkable
+class FilteredScan(Protocol):
+    """A store that evaluates chunk filters itself (Milvus), so a filtered scan reads only
+    the chunks that can match."""
+
+    def iter_matching(self, chunk_filter: ChunkFilter) -> Iterator[list[Chunk]]:
+        """Batches of live chunks including every chunk `chunk_filter` admits (possibly more)."""
         ...

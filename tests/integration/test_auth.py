@@ -15,8 +15,8 @@ from groundwire.v1 import index_service_pb2_grpc as ix_grpc
 from groundwire.v1 import retrieval_service_pb2 as rs
 from groundwire.v1 import retrieval_service_pb2_grpc as rs_grpc
 from server.api_keys import hash_key, new_key
-from server.settings import AuthSettings
-from tests.conftest import make_settings
+from server.settings import AuthSettings, StorageBackendKind
+from tests.conftest import BACKENDS, fresh_milvus_database, make_settings, milvus_storage
 from tests.server_harness import ServerThread
 
 ROLES = ("reader", "writer", "admin")
@@ -46,14 +46,21 @@ def keys(tmp_path_factory: pytest.TempPathFactory) -> tuple[Keys, Path]:
     return Keys(by_role), path
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", params=BACKENDS)
 def auth_server(
-    tmp_path_factory: pytest.TempPathFactory, keys: tuple[Keys, Path]
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    keys: tuple[Keys, Path],
 ) -> Iterator[ServerThread]:
+    """A server with the test key ring, on each storage backend."""
+    data_dir = tmp_path_factory.mktemp("auth-data")
     settings = dataclasses.replace(
-        make_settings(tmp_path_factory.mktemp("auth-data"), seed_demo=False),
-        auth=AuthSettings(keys_file=str(keys[1])),
+        make_settings(data_dir, seed_demo=False), auth=AuthSettings(keys_file=str(keys[1]))
     )
+    if request.param == "milvus":
+        uri = request.getfixturevalue("milvus_uri")
+        storage = milvus_storage(data_dir, uri, fresh_milvus_database(), seed_demo=False)
+        settings = dataclasses.replace(settings, storage=storage)
     server = ServerThread(settings).start()
     yield server
     server.stop()
@@ -80,8 +87,19 @@ def _doc(document_id: str, text: str) -> common.Document:
     return common.Document(document_id=document_id, text=text, source_path=f"{document_id}.md")
 
 
+def _in_milvus(server: ServerThread) -> bool:
+    return server.settings.storage.backend is StorageBackendKind.MILVUS
+
+
+MILVUS_SNAPSHOT_REFUSAL = (
+    'Snapshot is not available with storage.backend = "milvus": the collections live in Milvus, '
+    "which compacts them itself; back them up and restore them with milvus-backup "
+    "(https://github.com/zilliztech/milvus-backup)"
+)
+
+
 @pytest.fixture(scope="module")
-def populated(stubs, keys):  # type: ignore[no-untyped-def]
+def populated(stubs, keys, auth_server):  # type: ignore[no-untyped-def]
     index, _ = stubs
     ring, _ = keys
     for tenant, secret_word in (("acme", "anvil"), ("globex", "hammock")):
@@ -101,10 +119,14 @@ def populated(stubs, keys):  # type: ignore[no-untyped-def]
             ),
             metadata=ring.metadata(tenant, "writer"),
         )
-    snapshot = index.SnapshotCollection(
-        ix.SnapshotCollectionRequest(collection="acme-only"),
-        metadata=ring.metadata("acme", "admin"),
-    )
+    take = ix.SnapshotCollectionRequest(collection="acme-only")
+    acme_admin = ring.metadata("acme", "admin")
+    if _in_milvus(auth_server):  # Milvus backs up its own collections
+        refused = _code(lambda: index.SnapshotCollection(take, metadata=acme_admin))
+        assert refused == (grpc.StatusCode.FAILED_PRECONDITION, MILVUS_SNAPSHOT_REFUSAL)
+        ACME_SNAPSHOT[:] = []
+        return stubs
+    snapshot = index.SnapshotCollection(take, metadata=acme_admin)
     ACME_SNAPSHOT[:] = [snapshot.snapshot.snapshot_id]
     return stubs
 
@@ -231,7 +253,9 @@ def _probes(name: str) -> dict[str, object]:
         "DeleteSnapshot": (
             "index",
             "DeleteSnapshot",
-            ix.DeleteSnapshotRequest(collection=name, snapshot_id=ACME_SNAPSHOT[0]),
+            ix.DeleteSnapshotRequest(
+                collection=name, snapshot_id=(ACME_SNAPSHOT or ["20260101T000000Z-1"])[0]
+            ),
         ),
         "UpsertDocuments": (
             "index",
@@ -252,7 +276,9 @@ def _invoke(stubs, probe, metadata):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_randomised_cross_tenant_probes_leak_nothing(populated, keys, seed: int) -> None:  # type: ignore[no-untyped-def]
+def test_randomised_cross_tenant_probes_leak_nothing(
+    populated, keys, auth_server, seed: int
+) -> None:  # type: ignore[no-untyped-def]
     """globex probing acme's names gets exactly what probing a name that exists nowhere gets."""
     import random
 
@@ -270,18 +296,28 @@ def test_randomised_cross_tenant_probes_leak_nothing(populated, keys, seed: int)
             grpc.StatusCode.NOT_FOUND,
             grpc.StatusCode.PERMISSION_DENIED,
             grpc.StatusCode.OK,  # ListSnapshots of a name without snapshots: an empty list
+            *((grpc.StatusCode.FAILED_PRECONDITION,) if _in_milvus(auth_server) else ()),
         )
     # acme's data is untouched by every probe, and its document never shows up for globex
     index, retrieval = populated
     acme = ring.metadata("acme", "reader")
     stats = index.Stats(ix.StatsRequest(collection="docs"), metadata=acme)
     assert stats.collection.document_count == 1
-    listed = index.ListSnapshots(ix.ListSnapshotsRequest(collection="acme-only"), metadata=acme)
-    assert [x.snapshot_id for x in listed.snapshots] == ACME_SNAPSHOT
-    foreign_list = index.ListSnapshots(
-        ix.ListSnapshotsRequest(collection="acme-only"), metadata=ring.metadata("globex", "admin")
-    )
-    assert not foreign_list.snapshots
+    if _in_milvus(auth_server):  # no snapshots in Milvus mode: the refusal names milvus-backup
+        refused = _code(
+            lambda: index.ListSnapshots(
+                ix.ListSnapshotsRequest(collection="acme-only"), metadata=acme
+            )
+        )
+        assert refused[0] is grpc.StatusCode.FAILED_PRECONDITION and "milvus-backup" in refused[1]
+    else:
+        listed = index.ListSnapshots(ix.ListSnapshotsRequest(collection="acme-only"), metadata=acme)
+        assert [x.snapshot_id for x in listed.snapshots] == ACME_SNAPSHOT
+        foreign_list = index.ListSnapshots(
+            ix.ListSnapshotsRequest(collection="acme-only"),
+            metadata=ring.metadata("globex", "admin"),
+        )
+        assert not foreign_list.snapshots
     globex_view = retrieval.Retrieve(
         rs.RetrieveRequest(query="anvil project", collection="docs"),
         metadata=ring.metadata("globex", "admin"),

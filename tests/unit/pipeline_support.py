@@ -9,6 +9,7 @@ from pathlib import Path
 
 from core.catalog.catalog import DEFAULT_TENANT, CollectionCatalog
 from core.catalog.collection_config import CollectionConfig
+from core.catalog.storage_backend import StorageBackend
 from core.embed.protocol import Embedder
 from core.indexer import Indexer
 from core.models import Document
@@ -17,10 +18,15 @@ from core.retrieve.pipeline import RetrievalPipeline
 
 @contextmanager
 def indexed_pipeline(
-    embedder: Embedder, data_dir: Path, collection: str, documents: Sequence[Document]
+    embedder: Embedder,
+    data_dir: Path,
+    collection: str,
+    documents: Sequence[Document],
+    backend: StorageBackend | None = None,
 ) -> Iterator[RetrievalPipeline]:
-    """`documents` indexed into `collection` under `data_dir`, and a pipeline over it."""
-    catalog = CollectionCatalog(data_dir)
+    """`documents` indexed into `collection` under `data_dir` (on `backend`, local when None),
+    and a pipeline over it."""
+    catalog = CollectionCatalog(data_dir, backend=backend)
     catalog.open_all()
     config = CollectionConfig(embedding_model=embedder.model_name, embedding_dim=embedder.dimension)
     Indexer(embedder, 200, 1 << 20).index(

@@ -17,6 +17,7 @@ from core.embed.protocol import Embedder
 from core.models import Document
 from core.retrieve.pipeline import RetrievalPipeline
 from core.retrieve.request import RetrievalRequest
+from tests.conftest import BACKENDS, backend_factory
 from tests.unit.pipeline_support import indexed_pipeline
 
 DOCS = [
@@ -46,12 +47,14 @@ class ScriptedGenerator:
         return None
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", params=BACKENDS)
 def pipeline(
-    embedder: Embedder, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest, embedder: Embedder, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[RetrievalPipeline]:
+    """A pipeline over DOCS on each storage backend."""
     data_dir = Path(tmp_path_factory.mktemp("answer-data"))
-    with indexed_pipeline(embedder, data_dir, "docs", DOCS) as built:
+    backend = backend_factory(request.param, request)()
+    with indexed_pipeline(embedder, data_dir, "docs", DOCS, backend) as built:
         yield built
 
 

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from core.catalog.catalog import CollectionCatalog
 from core.catalog.collection_config import CollectionConfig
+from core.catalog.storage_backend import StorageBackend
 from core.errors import AlreadyExists, Conflict, LimitExceeded, NotFound
 
 CONFIG = CollectionConfig(embedding_model="test", embedding_dim=4)
 
 
-def test_tenants_have_separate_namespaces_and_limits(tmp_path: Path) -> None:
-    catalog = CollectionCatalog(tmp_path, max_collections_per_tenant=2)
+def test_tenants_have_separate_namespaces_and_limits(
+    tmp_path: Path, storage_backend: Callable[[], StorageBackend]
+) -> None:
+    catalog = CollectionCatalog(tmp_path, max_collections_per_tenant=2, backend=storage_backend())
     catalog.open_all()
     catalog.create("acme", "docs", CONFIG)
     catalog.create("acme", "notes", CONFIG)
@@ -33,7 +37,7 @@ def test_tenants_have_separate_namespaces_and_limits(tmp_path: Path) -> None:
         catalog.get("globex", "notes")
     assert (tmp_path / "tenants" / "acme" / "notes").is_dir()
     catalog.close()
-    reopened = CollectionCatalog(tmp_path)
+    reopened = CollectionCatalog(tmp_path, backend=storage_backend())
     reopened.open_all()
     assert reopened.names("acme") == ["docs", "notes"] and reopened.names("globex") == ["docs"]
     reopened.close()

@@ -4,7 +4,7 @@ lock, and `Collection.commit` is the only place documents are committed."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +12,7 @@ import pytest
 
 from core.catalog.collection import Collection
 from core.catalog.collection_config import CollectionConfig
+from core.catalog.storage_backend import StorageBackend
 from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder
 from core.indexer import Indexer, Outcome
 from core.models import ChunkDraft, Document, EdgeKind, RiskLevel, SourceType
@@ -37,11 +38,18 @@ class LockWatchingEmbedder(CountingEmbedder):
 
 
 @pytest.fixture
-def collection(tmp_path: Path, embedder: SentenceTransformerEmbedder) -> Iterator[Collection]:
+def collection(
+    tmp_path: Path,
+    embedder: SentenceTransformerEmbedder,
+    storage_backend: Callable[[], StorageBackend],
+) -> Iterator[Collection]:
+    """A new collection on each storage backend (local directory, Milvus)."""
     config = CollectionConfig(embedding_model=embedder.model_name, embedding_dim=embedder.dimension)
-    opened = Collection.open("docs", tmp_path / "docs", config)
+    backend = storage_backend()
+    opened = backend.open("default", "docs", tmp_path / "docs", config, "cpu")
     yield opened
     opened.close()
+    backend.close()
 
 
 def _markdown(document_id: str, text: str) -> Document:

@@ -3,7 +3,7 @@ their origins, memories where fusion put them), and its size from stored counts 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
@@ -12,6 +12,7 @@ import pytest
 
 from core.catalog.catalog import DEFAULT_TENANT, CollectionCatalog
 from core.catalog.collection_config import CollectionConfig
+from core.catalog.storage_backend import StorageBackend
 from core.context.budget import ContextBudget
 from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder
 from core.indexer import Indexer
@@ -61,8 +62,10 @@ class PrefersWord:
         return [1.0 if self._word in p else 0.0 for p in passages]
 
 
-def _catalog(tmp_path: Path, embedder: SentenceTransformerEmbedder) -> CollectionCatalog:
-    catalog = CollectionCatalog(tmp_path)
+def _catalog(
+    tmp_path: Path, embedder: SentenceTransformerEmbedder, backend: StorageBackend | None = None
+) -> CollectionCatalog:
+    catalog = CollectionCatalog(tmp_path, backend=backend)
     catalog.open_all()
     config = CollectionConfig(embedding_model=embedder.model_name, embedding_dim=embedder.dimension)
     collection = catalog.create(DEFAULT_TENANT, "docs", config)
@@ -78,9 +81,12 @@ def executor() -> Iterator[ThreadPoolExecutor]:
 
 
 def test_the_context_follows_the_rerank_order(
-    tmp_path: Path, embedder: SentenceTransformerEmbedder, executor: ThreadPoolExecutor
+    tmp_path: Path,
+    embedder: SentenceTransformerEmbedder,
+    executor: ThreadPoolExecutor,
+    storage_backend: Callable[[], StorageBackend],
 ) -> None:
-    catalog = _catalog(tmp_path, embedder)
+    catalog = _catalog(tmp_path, embedder, storage_backend())
     request = RetrievalRequest(query="which port does the server listen on", collection="docs")
     plain = RetrievalPipeline(catalog, embedder, executor).retrieve(request)
     assert plain.hits[0].chunk.document_id == "ports"
@@ -94,9 +100,12 @@ def test_the_context_follows_the_rerank_order(
 
 
 def test_memories_keep_their_place_when_expansion_adds_linked_chunks(
-    tmp_path: Path, embedder: SentenceTransformerEmbedder, executor: ThreadPoolExecutor
+    tmp_path: Path,
+    embedder: SentenceTransformerEmbedder,
+    executor: ThreadPoolExecutor,
+    storage_backend: Callable[[], StorageBackend],
 ) -> None:
-    catalog = _catalog(tmp_path, embedder)
+    catalog = _catalog(tmp_path, embedder, storage_backend())
     collection = catalog.get(DEFAULT_TENANT, "docs")
     memory = MemoryDraft("The user runs the server on port 7000 behind a proxy.", importance=1.0)
     collection.memories().add([memory], embedder.embed_documents([memory.text]))
@@ -122,9 +131,12 @@ def test_memories_keep_their_place_when_expansion_adds_linked_chunks(
 
 
 def test_the_context_size_from_stored_counts_is_exact(
-    tmp_path: Path, embedder: SentenceTransformerEmbedder, executor: ThreadPoolExecutor
+    tmp_path: Path,
+    embedder: SentenceTransformerEmbedder,
+    executor: ThreadPoolExecutor,
+    storage_backend: Callable[[], StorageBackend],
 ) -> None:
-    catalog = _catalog(tmp_path, embedder)
+    catalog = _catalog(tmp_path, embedder, storage_backend())
     pipeline = RetrievalPipeline(catalog, embedder, executor)
     for limit in (12, 40, 4096):
         request = RetrievalRequest(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -12,6 +12,7 @@ import pytest
 
 from core.catalog.catalog import DEFAULT_TENANT, CollectionCatalog
 from core.catalog.collection_config import CollectionConfig
+from core.catalog.storage_backend import StorageBackend
 from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder
 from core.errors import Overloaded
 from core.indexer import Indexer
@@ -42,9 +43,12 @@ class QueriesFail:
 
 
 def _pipeline(
-    tmp_path: Path, embedder: SentenceTransformerEmbedder, error: Exception
+    tmp_path: Path,
+    embedder: SentenceTransformerEmbedder,
+    error: Exception,
+    backend: StorageBackend | None = None,
 ) -> RetrievalPipeline:
-    catalog = CollectionCatalog(tmp_path)
+    catalog = CollectionCatalog(tmp_path, backend=backend)
     catalog.open_all()
     config = CollectionConfig(embedding_model=embedder.model_name, embedding_dim=embedder.dimension)
     collection = catalog.create(DEFAULT_TENANT, "docs", config)
@@ -59,9 +63,11 @@ def _pipeline(
 
 
 def test_a_failing_embedder_falls_back_to_bm25_with_a_warning(
-    tmp_path: Path, embedder: SentenceTransformerEmbedder
+    tmp_path: Path,
+    embedder: SentenceTransformerEmbedder,
+    storage_backend: Callable[[], StorageBackend],
 ) -> None:
-    pipeline = _pipeline(tmp_path, embedder, RuntimeError("CUDA out of memory"))
+    pipeline = _pipeline(tmp_path, embedder, RuntimeError("CUDA out of memory"), storage_backend())
     for mode in (RetrievalMode.HYBRID, RetrievalMode.DENSE):
         result = pipeline.retrieve(RetrievalRequest("which port", "docs", mode=mode))
         assert result.mode is RetrievalMode.LEXICAL
@@ -70,8 +76,12 @@ def test_a_failing_embedder_falls_back_to_bm25_with_a_warning(
 
 
 def test_an_overloaded_embedder_is_not_hidden(
-    tmp_path: Path, embedder: SentenceTransformerEmbedder
+    tmp_path: Path,
+    embedder: SentenceTransformerEmbedder,
+    storage_backend: Callable[[], StorageBackend],
 ) -> None:
-    pipeline = _pipeline(tmp_path, embedder, Overloaded("queue full", retry_after_s=0.1))
+    pipeline = _pipeline(
+        tmp_path, embedder, Overloaded("queue full", retry_after_s=0.1), storage_backend()
+    )
     with pytest.raises(Overloaded):
         pipeline.retrieve(RetrievalRequest("which port", "docs"))

@@ -1,0 +1,119 @@
+"""`MilvusBackend`: the catalog's `StorageBackend` for collections kept in Milvus.
+
+One Milvus database per tenant (`naming.database_name`; see core/milvus/README.md for why not a
+partition key), three Milvus collections per groundwire collection (`schema`, `sequence`). A
+`Collection` over Milvus is the same class as a local one with other parts: `MilvusStore` as
+its store, `MilvusDenseIndex` and `MilvusLexicalIndex` as its indexes, so every write still goes
+through `Collection.commit` / `delete_documents` and the retrieval pipeline is unchanged. The
+local directory only holds the collection's memories database.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from pathlib import Path
+
+from core.catalog.collection import CONFIG_KEY, Collection, settle_config
+from core.catalog.collection_config import CollectionConfig
+from core.dense.engine_factory import DenseEngine, DenseEngineName
+from core.errors import AlreadyExists, Conflict
+from core.milvus import naming
+from core.milvus.client import MilvusConnections
+from core.milvus.dense import MilvusDenseIndex
+from core.milvus.lexical import MilvusLexicalIndex
+from core.milvus.options import MilvusOptions
+from core.milvus.store import MilvusStore
+
+logger = logging.getLogger(__name__)
+
+BACKUP_TOOL = "milvus-backup (https://github.com/zilliztech/milvus-backup)"
+
+
+class MilvusBackend:
+    """Collections in one Milvus deployment, shared by every replica pointed at it."""
+
+    shared = True
+
+    def __init__(self, options: MilvusOptions) -> None:
+        self.options = options
+        self._connections = MilvusConnections(options)
+
+    def maintenance_refusal(self, operation: str) -> str | None:
+        """Snapshots, restores and compaction belong to Milvus in this mode."""
+        return (
+            f'{operation} is not available with storage.backend = "milvus": the collections '
+            f"live in Milvus, which compacts them itself; back them up and restore them with "
+            f"{BACKUP_TOOL}"
+        )
+
+    def stored(self, root: Path) -> list[tuple[str, str]]:
+        """(tenant, name) of every groundwire collection in the tenants' databases."""
+        found: list[tuple[str, str]] = []
+        for database in sorted(self._connections.client().list_databases()):
+            tenant = naming.tenant_of(self.options.database, database)
+            if tenant is None:
+                continue
+            for milvus_name in sorted(self._connections.client(database).list_collections()):
+                name = naming.collection_of(milvus_name)
+                if name is not None:
+                    found.append((tenant, name))
+        return found
+
+    def open(
+        self,
+        tenant: str,
+        name: str,
+        directory: Path,
+        new_config: CollectionConfig | None,
+        device: str,
+        new_contents: bool = False,
+    ) -> Collection:
+        """Open the tenant's collection from Milvus, or create it there from `new_config`."""
+        database = naming.database_name(self.options.database, tenant)
+        if new_config is None:
+            if database not in self._connections.client().list_databases():
+                raise FileNotFoundError(f"Milvus has no database {database!r}")
+            store = MilvusStore.open(self._connections.client(database), self.options, name)
+        else:
+            store = self._create(database, name, new_config)
+        config = settle_config(store, new_config, new_contents)
+        directory.mkdir(parents=True, exist_ok=True)  # the memories database only
+        dense = MilvusDenseIndex(store, self.options, config.embedding_dim)
+        dense.upgrade_if_due(store.counts()[1])
+        engine = DenseEngine(
+            dense, DenseEngineName.MILVUS, "milvus", f"Milvus {dense.kind}", config.dense
+        )
+        return Collection(
+            name, directory, store, engine, MilvusLexicalIndex(store), config, device=device
+        )
+
+    def _create(self, database: str, name: str, config: CollectionConfig) -> MilvusStore:
+        self._connections.ensure_database(database)
+        client = self._connections.client(database)
+        try:
+            existing = MilvusStore.open(client, self.options, name)
+        except FileNotFoundError:
+            existing = None
+        if existing is not None:
+            if existing.get_meta(CONFIG_KEY) is not None:
+                raise AlreadyExists(f"collection {name!r} already exists")
+            # created by another replica right now, or a create cut off: never drop it here
+            raise Conflict(
+                f"collection {name!r} is being created by another replica; retry in a moment "
+                "(if it stays, a create was cut off: drop its Milvus collections "
+                f"{naming.records_collection(name)!r} and its siblings in database {database!r})"
+            )
+        pymilvus = self._connections.pymilvus
+        return MilvusStore.create(client, pymilvus, self.options, name, config.embedding_dim)
+
+    def remove(self, tenant: str, name: str, collection: Collection) -> None:
+        """Drop the Milvus collections and the local memories directory."""
+        store = collection.store
+        if isinstance(store, MilvusStore):
+            store.drop()
+        shutil.rmtree(collection.directory, ignore_errors=True)
+
+    def close(self) -> None:
+        """Close the Milvus connections."""
+        self._connections.close()
