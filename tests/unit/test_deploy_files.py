@@ -20,7 +20,6 @@ from server.settings import (
     MetricsSettings,
     ServerSettings,
     Settings,
-    StorageSettings,
     load_settings,
 )
 from tests.unit.deploy_manifests import (
@@ -39,18 +38,6 @@ from tests.unit.deploy_manifests import (
 )
 
 MODES = ("embedded", "milvus", "milvus-gpu")
-# Storage settings of Milvus mode, agreed for issue #15 and added to server/settings.py by the
-# Milvus backend's branch; a key is checked here only while StorageSettings lacks it (after the
-# merge every key below is a StorageSettings field and this table is dead; delete it then).
-MILVUS_STORAGE_KEYS: dict[str, set[str] | None] = {
-    "backend": {"local", "milvus"},
-    "milvus_uri": None,
-    "milvus_token": None,
-    "milvus_database": None,
-    "milvus_tls_ca_file": None,
-    "milvus_index": {"auto", "FLAT", "HNSW", "GPU_CAGRA"},
-}
-STORAGE_FIELDS = {f.name for f in dataclasses.fields(StorageSettings)}
 VERSION = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
 
 
@@ -65,24 +52,10 @@ def _groundwire_pod(mode: str) -> tuple[Obj, Obj]:
     return found
 
 
-def _not_yet_in_settings(storage: dict[str, Any]) -> dict[str, Any]:
-    """Check and remove the agreed Milvus keys StorageSettings doesn't have yet."""
-    kept = {}
-    for key, value in storage.items():
-        if key in STORAGE_FIELDS:
-            kept[key] = value
-            continue
-        assert key in MILVUS_STORAGE_KEYS, f"storage.{key} is no setting"
-        allowed = MILVUS_STORAGE_KEYS[key]
-        assert allowed is None or value in allowed, f"storage.{key} = {value!r}: not in {allowed}"
-    return kept
-
-
 def _mode_settings(mode: str, tmp_path: Path) -> tuple[Settings, dict[str, Any]]:
     """The mode's ConfigMap TOML and its containers' literal GROUNDWIRE_* env, as Settings."""
     config_map = _objects(mode)[("ConfigMap", "groundwire-config")]
     raw = tomllib.loads(config_map["data"]["groundwire.toml"])
-    raw["storage"] = _not_yet_in_settings(raw.get("storage", {}))
     config = tmp_path / "groundwire.toml"
     config.write_text(_toml(raw))
     _, pod = _groundwire_pod(mode)
@@ -168,8 +141,6 @@ def test_every_groundwire_variable_names_a_setting() -> None:
         if not key:
             continue
         known = {f.name for f in dataclasses.fields(getattr(Settings(), section))}
-        if section == "storage":
-            known |= set(MILVUS_STORAGE_KEYS)
         assert key in known, f"{name}: {section} has no setting {key}"
 
 
