@@ -6,6 +6,11 @@ daemon worker takes the oldest item, gathers more until `max_batch` texts are wa
 caller its own rows. The same path runs on CPU and GPU (the inner embedder owns the device and
 precision). A full queue raises `Overloaded` with a retry estimate from recent batch latency.
 
+`embed_queries_async` joins the same batches from an event loop: the caller awaits an asyncio
+future completed from the batch thread (`asyncio.wrap_future`, i.e. `call_soon_threadsafe`), so
+a query waiting for its embedding holds no worker thread; cancelling the await drops a queued
+request and discards a running one's rows, the rest of its batch is unaffected.
+
 `embed_queries_tensor` shares the same batches: when the inner embedder is a
 `TensorQueryEmbedder` and a batch holds a tensor request, the forward pass result stays on the
 device, tensor callers get their rows as device tensors and NumPy callers one host copy.
@@ -13,6 +18,7 @@ device, tensor callers get their rows as device tensors and NumPy callers one ho
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import threading
@@ -131,6 +137,21 @@ class MicroBatchingEmbedder:
         assert isinstance(result, np.ndarray)
         return result
 
+    async def embed_queries_async(self, texts: Sequence[str]) -> FloatArray:
+        """`embed_queries` for a coroutine: float32 (len(texts), dimension) from a shared batch,
+        awaited without blocking the event loop or holding a thread.
+
+        Raises as `embed_queries` does (`Overloaded` at once when the queue is full); the
+        caller's deadline is its own (cancel the await; the request leaves the batch).
+        """
+        if not texts:
+            return np.empty((0, self.dimension), dtype=np.float32)
+        item = _Item(list(texts))
+        self._enqueue(item)
+        result = await asyncio.wrap_future(item.future)
+        assert isinstance(result, np.ndarray)
+        return result
+
     def embed_queries_tensor(
         self, texts: Sequence[str], timeout_s: float | None = None
     ) -> torch.Tensor:
@@ -146,6 +167,14 @@ class MicroBatchingEmbedder:
         return result
 
     def _submit(self, item: _Item, timeout_s: float | None) -> Vectors:
+        self._enqueue(item)
+        try:
+            return item.future.result(timeout=timeout_s)
+        except FutureTimeout:
+            item.future.cancel()  # still queued: the worker skips it; running: result discarded
+            raise DeadlineExceeded(f"query embedding did not finish within {timeout_s} s") from None
+
+    def _enqueue(self, item: _Item) -> None:
         with self._condition:
             if self._closed:
                 raise RuntimeError("the query micro-batcher is closed")
@@ -160,11 +189,6 @@ class MicroBatchingEmbedder:
             self._queue.append(item)
             self._pending_texts += len(item.texts)
             self._condition.notify()
-        try:
-            return item.future.result(timeout=timeout_s)
-        except FutureTimeout:
-            item.future.cancel()  # still queued: the worker skips it; running: result discarded
-            raise DeadlineExceeded(f"query embedding did not finish within {timeout_s} s") from None
 
     def stats(self) -> MicroBatcherStats:
         """A snapshot of the counters."""
