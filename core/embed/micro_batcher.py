@@ -58,6 +58,9 @@ class MicroBatcherStats:
     pending_texts: int
     batch_sizes: tuple[tuple[int, int], ...] = ()
     """(texts in a batch, successful batches of that size), by size."""
+    busy_s: float = 0.0
+    """Wall seconds spent in inner model calls (successful batches): per text, the model cost
+    a query actually paid in its batch."""
 
     @property
     def mean_batch_size(self) -> float:
@@ -112,6 +115,7 @@ class MicroBatchingEmbedder:
         self._texts = 0
         self._failed = 0
         self._sizes: dict[int, int] = {}
+        self._busy_s = 0.0
         self._latency_s = 0.0
         self._worker = threading.Thread(target=self._run, name="query-micro-batcher", daemon=True)
         self._worker.start()
@@ -199,6 +203,7 @@ class MicroBatchingEmbedder:
                 self._failed,
                 self._pending_texts,
                 tuple(sorted(self._sizes.items())),
+                self._busy_s,
             )
 
     def close(self, timeout_s: float | None = 10.0) -> None:
@@ -327,6 +332,7 @@ class MicroBatchingEmbedder:
                 self._batches += 1
                 self._texts += texts
                 self._sizes[texts] = self._sizes.get(texts, 0) + 1
+                self._busy_s += elapsed_s
             if self._batches + self._failed == 1:
                 self._latency_s = elapsed_s
             else:
