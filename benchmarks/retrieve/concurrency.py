@@ -22,7 +22,6 @@ import json
 import os
 import platform
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -33,7 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks.gpu.grpc_load import retrieve_load, upsert_sections
+from benchmarks.gpu.grpc_load import COLLECTION, retrieve_load
 from tests.serve_subprocess import ServeSubprocess
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,31 +49,57 @@ BASE_ENV = {
     "GROUNDWIRE_METRICS__PORT": "0",
     "GROUNDWIRE_LOGGING__LEVEL": "WARNING",
 }
-VARIANTS: dict[str, dict[str, str]] = {
-    "before (worker waits for its embedding)": {
-        "GROUNDWIRE_SERVER__AWAIT_QUERY_EMBEDDINGS": "false"
-    },
-    "after (embedding awaited on the loop)": {"GROUNDWIRE_SERVER__AWAIT_QUERY_EMBEDDINGS": "true"},
+VARIANTS: dict[str, tuple[str, dict[str, str]]] = {
+    "before": (
+        "worker thread waits for its embedding (pre-#16)",
+        {"GROUNDWIRE_SERVER__AWAIT_QUERY_EMBEDDINGS": "false"},
+    ),
+    "after": (
+        "embedding awaited on the event loop",
+        {"GROUNDWIRE_SERVER__AWAIT_QUERY_EMBEDDINGS": "true"},
+    ),
+    "after-omp1": (
+        "awaited, OMP_NUM_THREADS=1 (torch and FAISS one thread each)",
+        {"GROUNDWIRE_SERVER__AWAIT_QUERY_EMBEDDINGS": "true", "OMP_NUM_THREADS": "1"},
+    ),
 }
 RAW_BATCHES = (1, 2, 4, 8, 16, 32)
 
 
 def data_dir(sections: int) -> Path:
-    """A data directory with collection `bench` holding the first `sections` sections."""
-    directory = CACHE / f"concurrency-{sections}"
-    ready = directory / "READY"
-    if ready.exists():
-        return directory / "data"
-    shutil.rmtree(directory, ignore_errors=True)
-    directory.mkdir(parents=True)
-    server = ServeSubprocess.start(directory / "data", directory / "build.log", timeout_s=600)
-    try:
-        print(f"indexing {sections} python-faq sections into {directory} (once)", flush=True)
-        upsert_sections(server.target, DATASET / "corpus.jsonl", sections)
-    finally:
-        server.stop()
-    ready.write_text(str(sections))
-    return directory / "data"
+    """A data directory whose collection `bench` holds the first `sections` python-faq sections,
+    indexed in-process with the server's collection defaults in batches (resumable: document
+    vectors are cached on disk and re-sent documents are skipped by content hash)."""
+    from core.catalog.catalog import DEFAULT_TENANT, CollectionCatalog
+    from core.catalog.collection_config import CollectionConfig
+    from core.embed.cached_embedder import CachedEmbedder
+    from core.embed.sentence_transformer_embedder import (
+        SentenceTransformerEmbedder,
+        default_model_path,
+    )
+    from core.eval.beir import load_beir
+    from core.indexer import Indexer
+    from core.models import Document, SourceType
+
+    directory = CACHE / f"concurrency-{sections}" / "data"
+    if (directory.parent / "READY").exists():
+        return directory
+    model = SentenceTransformerEmbedder(default_model_path(), "cpu")
+    cached = CachedEmbedder(model, CACHE / "document_vectors.sqlite3")
+    catalog = CollectionCatalog(directory)
+    catalog.open_all()
+    config = CollectionConfig(embedding_model=model.model_name, embedding_dim=model.dimension)
+    collection = catalog.get_or_create(DEFAULT_TENANT, COLLECTION, config)
+    indexer = Indexer(cached, config.chunk_max_tokens, max_document_bytes=1 << 30)
+    corpus = list(load_beir(DATASET).corpus.values())[:sections]
+    documents = [Document(d.doc_id, d.text, SourceType.TEXT, title=d.title) for d in corpus]
+    for start in range(0, len(documents), 32):
+        indexer.index(collection, documents[start : start + 32])
+        print(f"indexed {start + 32} of {len(documents)} sections", flush=True)
+    collection.checkpoint()
+    catalog.close()
+    (directory.parent / "READY").write_text(str(sections))
+    return directory
 
 
 def queries() -> list[str]:
@@ -239,6 +264,8 @@ def markdown(report: dict[str, Any]) -> str:
         "Raw model, ms per query at batch size (this process, no server): "
         + ", ".join(f"{size}: {ms}" for size, ms in report["raw_model_ms"].items()),
         "",
+        "Variants: " + "; ".join(f"**{k}**: {v[0]}" for k, v in VARIANTS.items()),
+        "",
         "| variant | mode | c | queries/s | p50 ms | p99 ms | errors | server cores | "
         "batches: mean | batch sizes | model ms/query | load |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
@@ -262,12 +289,12 @@ def markdown(report: dict[str, Any]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--sections", type=int, default=1500)
+    parser.add_argument("--sections", type=int, default=1000)
     parser.add_argument("--duration", type=float, default=20.0)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[8, 32])
     parser.add_argument("--modes", nargs="+", default=["hybrid", "dense"])
     parser.add_argument("--profile", action="store_true")
-    parser.add_argument("--variants", nargs="+", default=list(VARIANTS))
+    parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     parser.add_argument("--tag", default="", help="suffix of the result file names")
     args = parser.parse_args()
     data = data_dir(args.sections)
@@ -284,7 +311,8 @@ def main() -> None:
     print("raw model ms/query by batch size:", report["raw_model_ms"], flush=True)
     for variant in args.variants:
         with tempfile.TemporaryDirectory() as tmp:
-            server, metrics = start_server(data, VARIANTS[variant], Path(tmp) / "server.log")
+            env = VARIANTS[variant][1]
+            server, metrics = start_server(data, env, Path(tmp) / "server.log")
             try:
                 for mode in args.modes:
                     for concurrency in args.concurrency:
