@@ -47,7 +47,6 @@ BASE_ENV = {
     "GROUNDWIRE_CACHE__ENABLED": "false",
     "GROUNDWIRE_METRICS__ENABLED": "true",
     "GROUNDWIRE_METRICS__PORT": "0",
-    "GROUNDWIRE_LOGGING__LEVEL": "WARNING",
 }
 VARIANTS: dict[str, tuple[str, dict[str, str]]] = {
     "before": (
@@ -63,7 +62,7 @@ VARIANTS: dict[str, tuple[str, dict[str, str]]] = {
         {"GROUNDWIRE_SERVER__AWAIT_QUERY_EMBEDDINGS": "true", "OMP_NUM_THREADS": "1"},
     ),
 }
-RAW_BATCHES = (1, 2, 4, 8, 16, 32)
+RAW_BATCHES = (1, 4, 8, 16, 32)
 
 
 def data_dir(sections: int) -> Path:
@@ -108,7 +107,7 @@ def queries() -> list[str]:
     return [json.loads(line)["text"] for line in lines if line.strip()]
 
 
-def raw_model_costs(texts: list[str], repeats: int = 3) -> dict[int, float]:
+def raw_model_costs(texts: list[str], repeats: int = 2) -> dict[int, float]:
     """Milliseconds per query of the bare model (no server) at each batch size in RAW_BATCHES."""
     from core.embed.sentence_transformer_embedder import (
         SentenceTransformerEmbedder,
