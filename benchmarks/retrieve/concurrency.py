@@ -196,6 +196,9 @@ def measure(
     cores = (cpu_seconds(pid) - cpu) / (time.monotonic() - wall)
     row.update(batch_figures(scraped, scrape(metrics)))
     row["server_cores"] = round(cores, 2)
+    row["server_cpu_ms/query"] = (
+        round(1000.0 * cores / row["queries/s"], 2) if row.get("queries/s") else None
+    )
     row["load_avg"] = os.getloadavg()[0]
     return row
 
@@ -265,16 +268,17 @@ def markdown(report: dict[str, Any]) -> str:
         "",
         "Variants: " + "; ".join(f"**{k}**: {v[0]}" for k, v in VARIANTS.items()),
         "",
-        "| variant | mode | c | queries/s | p50 ms | p99 ms | errors | server cores | "
-        "batches: mean | batch sizes | model ms/query | load |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| variant | mode | c | round | queries/s | p50 ms | p99 ms | errors | server cores | "
+        "server CPU ms/query | batch mean | batch sizes | model ms/query | load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in report["runs"]:
         sizes = " ".join(f"{k}:{v}" for k, v in row["batch_histogram"].items())
         lines.append(
-            f"| {row['variant']} | {row['mode']} | {row['concurrency']} | {row.get('queries/s')} "
-            f"| {row.get('p50_ms')} | {row.get('p99_ms')} | {row['errors']} "
-            f"| {row['server_cores']} | {row['mean_batch']} | {sizes} | {row['model_ms/query']} "
+            f"| {row['variant']} | {row['mode']} | {row['concurrency']} | {row['round']} "
+            f"| {row.get('queries/s')} | {row.get('p50_ms')} | {row.get('p99_ms')} | {row['errors']} "
+            f"| {row['server_cores']} | {row['server_cpu_ms/query']} | {row['mean_batch']} "
+            f"| {sizes} | {row['model_ms/query']} "
             f"| {row['load_avg']:.1f} |"
         )
     for variant, summary in report.get("profiles", {}).items():
@@ -286,6 +290,39 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def run_interleaved(
+    data: Path, texts: list[str], args: argparse.Namespace
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Every variant's server up at once; runs interleaved (variant after variant, `--rounds`
+    times per setting) so the machine's varying load falls on all of them alike."""
+    servers: dict[str, tuple[ServeSubprocess, str]] = {}
+    runs: list[dict[str, Any]] = []
+    profiles: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            for variant in args.variants:
+                log = Path(tmp) / f"{variant}.log"
+                servers[variant] = start_server(data, VARIANTS[variant][1], log)
+            for mode in args.modes:
+                for concurrency in args.concurrency:
+                    for round_ in range(1, args.rounds + 1):
+                        for variant, (server, metrics) in servers.items():
+                            row = measure(server, metrics, texts, mode, concurrency, args.duration)
+                            row.update(variant=variant, round=round_)
+                            print(json.dumps(row), flush=True)
+                            runs.append(row)
+            if args.profile:
+                top = max(args.concurrency)
+                for variant, (server, _) in servers.items():
+                    summary = profile(server, texts, args.modes[0], top, args.duration)
+                    profiles[f"{variant}, {args.modes[0]}, c={top}"] = summary
+                    print(json.dumps(summary), flush=True)
+        finally:
+            for server, _ in servers.values():
+                server.stop()
+    return runs, profiles
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sections", type=int, default=1000)
@@ -293,6 +330,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[8, 32])
     parser.add_argument("--modes", nargs="+", default=["hybrid", "dense"])
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     parser.add_argument("--tag", default="", help="suffix of the result file names")
     args = parser.parse_args()
@@ -308,24 +346,7 @@ def main() -> None:
         "profiles": {},
     }
     print("raw model ms/query by batch size:", report["raw_model_ms"], flush=True)
-    for variant in args.variants:
-        with tempfile.TemporaryDirectory() as tmp:
-            env = VARIANTS[variant][1]
-            server, metrics = start_server(data, env, Path(tmp) / "server.log")
-            try:
-                for mode in args.modes:
-                    for concurrency in args.concurrency:
-                        row = measure(server, metrics, texts, mode, concurrency, args.duration)
-                        row["variant"] = variant
-                        print(json.dumps(row), flush=True)
-                        report["runs"].append(row)
-                if args.profile:
-                    top = max(args.concurrency)
-                    summary = profile(server, texts, args.modes[0], top, args.duration)
-                    report["profiles"][f"{variant}, {args.modes[0]}, c={top}"] = summary
-                    print(json.dumps(summary), flush=True)
-            finally:
-                server.stop()
+    report["runs"], report["profiles"] = run_interleaved(data, texts, args)
     RESULTS.mkdir(parents=True, exist_ok=True)
     stem = "retrieve_concurrency" + (f"-{args.tag}" if args.tag else "")
     (RESULTS / f"{stem}.json").write_text(json.dumps(report, indent=2) + "\n")
