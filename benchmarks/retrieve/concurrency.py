@@ -48,6 +48,9 @@ BASE_ENV = {
     "GROUNDWIRE_METRICS__ENABLED": "true",
     "GROUNDWIRE_METRICS__PORT": "0",
 }
+SWITCH_INTERVAL = "GW_BENCH_SWITCH_INTERVAL_S"
+"""Not a server setting: the benchmark sets the interpreter's GIL switch interval through a
+sitecustomize module it writes for that server process."""
 VARIANTS: dict[str, tuple[str, dict[str, str]]] = {
     "before": (
         "worker thread waits for its embedding (pre-#16)",
@@ -56,6 +59,17 @@ VARIANTS: dict[str, tuple[str, dict[str, str]]] = {
     "after": (
         "embedding awaited on the event loop",
         {"GROUNDWIRE_SERVER__AWAIT_QUERY_EMBEDDINGS": "true"},
+    ),
+    "after-w2": (
+        "awaited, server.worker_threads=2 (fewer Python threads contend with the model's GIL)",
+        {
+            "GROUNDWIRE_SERVER__AWAIT_QUERY_EMBEDDINGS": "true",
+            "GROUNDWIRE_SERVER__WORKER_THREADS": "2",
+        },
+    ),
+    "after-switch1ms": (
+        "awaited, sys.setswitchinterval(0.001) (the model thread gets the GIL back sooner)",
+        {"GROUNDWIRE_SERVER__AWAIT_QUERY_EMBEDDINGS": "true", SWITCH_INTERVAL: "0.001"},
     ),
     "after-omp1": (
         "awaited, OMP_NUM_THREADS=1 (torch and FAISS one thread each)",
@@ -175,9 +189,17 @@ def batch_figures(before: dict[str, float], after: dict[str, float]) -> dict[str
     }
 
 
-def start_server(data: Path, env: dict[str, str], log: Path) -> tuple[ServeSubprocess, str]:
+def start_server(data: Path, variant_env: dict[str, str], log: Path) -> tuple[ServeSubprocess, str]:
     """The server on a copy-free data directory (Retrieve never writes) and its metrics address."""
-    server = ServeSubprocess.start(data, log, env={**BASE_ENV, **env}, timeout_s=600)
+    env = {**BASE_ENV, **variant_env}
+    if SWITCH_INTERVAL in env:
+        site = log.parent / "site"
+        site.mkdir(exist_ok=True)
+        (site / "sitecustomize.py").write_text(
+            f"import sys\nsys.setswitchinterval({float(env.pop(SWITCH_INTERVAL))})\n"
+        )
+        env["PYTHONPATH"] = f"{site}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"
+    server = ServeSubprocess.start(data, log, env=env, timeout_s=600)
     match = METRICS.search(server.log_text())
     if match is None:
         server.stop()
@@ -331,6 +353,7 @@ def main() -> None:
     parser.add_argument("--modes", nargs="+", default=["hybrid", "dense"])
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--no-raw", dest="raw", action="store_false", help="skip the bare model")
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     parser.add_argument("--tag", default="", help="suffix of the result file names")
     args = parser.parse_args()
@@ -341,7 +364,7 @@ def main() -> None:
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
         "sections": args.sections,
         "duration_s": args.duration,
-        "raw_model_ms": raw_model_costs(texts),
+        "raw_model_ms": raw_model_costs(texts) if args.raw else {},
         "runs": [],
         "profiles": {},
     }
