@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator
 from dataclasses import replace
 
@@ -34,9 +35,12 @@ class RetrievalServicer:
         domain = scoped(
             validate_retrieve(request, settings.retrieval, settings.storage.default_collection)
         )
-        result = await run_blocking(
-            context, self._runtime.executor, self._runtime.pipeline.retrieve, domain
-        )
+        runtime = self._runtime
+        offload = functools.partial(run_blocking, context, runtime.executor)
+        if settings.server.await_query_embeddings:
+            result = await runtime.pipeline.retrieve_async(domain, offload)
+        else:
+            result = await offload(runtime.pipeline.retrieve, domain)
         return result_to_proto(result, domain.budget.max_tokens, domain.budget.max_chars)
 
     @rpc("ClearCache", Role.WRITER, needs_loaded=True)

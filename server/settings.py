@@ -37,6 +37,9 @@ class ServerSettings:
     max_message_bytes: int = 32 * MIB
     shutdown_grace_s: float = 10.0
     worker_threads: int = 8
+    # Retrieve awaits its query embedding on the event loop (no worker thread waits for it);
+    # false: the whole pipeline runs on one worker thread (the pre-#16 path, for comparison)
+    await_query_embeddings: bool = True
     reflection: bool = True
     tls_cert_file: str = ""  # PEM server certificate chain; set with tls_key_file to serve TLS
     tls_key_file: str = ""  # PEM private key of tls_cert_file

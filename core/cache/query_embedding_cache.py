@@ -12,6 +12,7 @@ never crosses to the host on its way to the search. Not to be confused with
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Sequence
 
@@ -21,7 +22,7 @@ import torch
 
 from core.cache.fingerprint import cache_text_key
 from core.cache.lru_ttl import CacheStats, Clock, LruTtlMap
-from core.embed.protocol import Embedder, TensorQueryEmbedder
+from core.embed.protocol import AsyncQueryEmbedder, Embedder, TensorQueryEmbedder
 
 FloatArray = npt.NDArray[np.float32]
 Vector = FloatArray | torch.Tensor
@@ -99,6 +100,36 @@ class QueryEmbeddingCache:
         The misses are embedded in one inner call, each distinct key once. The returned array
         is new: writing to it never changes what the cache holds.
         """
+        result, hits, missing = self._lookup(texts)
+        if missing:
+            self._store(result, missing, self._embed_missing(list(missing)))
+        return result, hits
+
+    async def embed_queries_async(self, texts: Sequence[str]) -> FloatArray:
+        """`embed_queries` for a coroutine (see `embed_queries_with_hits_async`)."""
+        return (await self.embed_queries_with_hits_async(texts))[0]
+
+    async def embed_queries_with_hits_async(
+        self, texts: Sequence[str]
+    ) -> tuple[FloatArray, list[bool]]:
+        """`embed_queries_with_hits` awaited: misses go to the inner `embed_queries_async` when
+        it has one (no thread waits meanwhile), else to its blocking `embed_queries` on a thread."""
+        result, hits, missing = self._lookup(texts)
+        if missing:
+            inner = self._inner
+            texts_missing = [text for _, text in missing]
+            if isinstance(inner, AsyncQueryEmbedder):
+                fresh = await inner.embed_queries_async(texts_missing)
+            else:
+                fresh = await asyncio.to_thread(inner.embed_queries, texts_missing)
+            vectors = np.asarray(fresh, dtype=np.float32)
+            _check_shape(vectors.shape, (len(missing), self.dimension))
+            self._store(result, missing, vectors)
+        return result, hits
+
+    def _lookup(self, texts: Sequence[str]) -> tuple[FloatArray, list[bool], dict[Key, list[int]]]:
+        """The rows found in the cache, filled into a new (len(texts), d) array; per text
+        whether it was found; the missing keys with the rows each fills."""
         keys = self._keys(texts)
         result = np.empty((len(keys), self.dimension), dtype=np.float32)
         hits = [False] * len(keys)
@@ -110,14 +141,15 @@ class QueryEmbeddingCache:
             else:
                 result[row] = _host(cached)
                 hits[row] = True
-        if missing:
-            fresh = self._embed_missing(list(missing))
-            for vector, (key, rows) in zip(fresh, missing.items(), strict=True):
-                stored = vector.copy()
-                stored.setflags(write=False)
-                self._map.put(key, stored)
-                result[rows] = stored
-        return result, hits
+        return result, hits, missing
+
+    def _store(self, result: FloatArray, missing: dict[Key, list[int]], fresh: FloatArray) -> None:
+        """Cache each fresh vector (read-only) and fill its rows of `result`."""
+        for vector, (key, rows) in zip(fresh, missing.items(), strict=True):
+            stored = vector.copy()
+            stored.setflags(write=False)
+            self._map.put(key, stored)
+            result[rows] = stored
 
     def embed_queries_tensor_with_hits(
         self, texts: Sequence[str]

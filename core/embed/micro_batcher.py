@@ -6,6 +6,11 @@ daemon worker takes the oldest item, gathers more until `max_batch` texts are wa
 caller its own rows. The same path runs on CPU and GPU (the inner embedder owns the device and
 precision). A full queue raises `Overloaded` with a retry estimate from recent batch latency.
 
+`embed_queries_async` joins the same batches from an event loop: the caller awaits an asyncio
+future completed from the batch thread (`asyncio.wrap_future`, i.e. `call_soon_threadsafe`), so
+a query waiting for its embedding holds no worker thread; cancelling the await drops a queued
+request and discards a running one's rows, the rest of its batch is unaffected.
+
 `embed_queries_tensor` shares the same batches: when the inner embedder is a
 `TensorQueryEmbedder` and a batch holds a tensor request, the forward pass result stays on the
 device, tensor callers get their rows as device tensors and NumPy callers one host copy.
@@ -13,6 +18,7 @@ device, tensor callers get their rows as device tensors and NumPy callers one ho
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import threading
@@ -52,6 +58,9 @@ class MicroBatcherStats:
     pending_texts: int
     batch_sizes: tuple[tuple[int, int], ...] = ()
     """(texts in a batch, successful batches of that size), by size."""
+    busy_s: float = 0.0
+    """Wall seconds spent in inner model calls (successful batches): per text, the model cost
+    a query actually paid in its batch."""
 
     @property
     def mean_batch_size(self) -> float:
@@ -106,6 +115,7 @@ class MicroBatchingEmbedder:
         self._texts = 0
         self._failed = 0
         self._sizes: dict[int, int] = {}
+        self._busy_s = 0.0
         self._latency_s = 0.0
         self._worker = threading.Thread(target=self._run, name="query-micro-batcher", daemon=True)
         self._worker.start()
@@ -131,6 +141,21 @@ class MicroBatchingEmbedder:
         assert isinstance(result, np.ndarray)
         return result
 
+    async def embed_queries_async(self, texts: Sequence[str]) -> FloatArray:
+        """`embed_queries` for a coroutine: float32 (len(texts), dimension) from a shared batch,
+        awaited without blocking the event loop or holding a thread.
+
+        Raises as `embed_queries` does (`Overloaded` at once when the queue is full); the
+        caller's deadline is its own (cancel the await; the request leaves the batch).
+        """
+        if not texts:
+            return np.empty((0, self.dimension), dtype=np.float32)
+        item = _Item(list(texts))
+        self._enqueue(item)
+        result = await asyncio.wrap_future(item.future)
+        assert isinstance(result, np.ndarray)
+        return result
+
     def embed_queries_tensor(
         self, texts: Sequence[str], timeout_s: float | None = None
     ) -> torch.Tensor:
@@ -146,6 +171,14 @@ class MicroBatchingEmbedder:
         return result
 
     def _submit(self, item: _Item, timeout_s: float | None) -> Vectors:
+        self._enqueue(item)
+        try:
+            return item.future.result(timeout=timeout_s)
+        except FutureTimeout:
+            item.future.cancel()  # still queued: the worker skips it; running: result discarded
+            raise DeadlineExceeded(f"query embedding did not finish within {timeout_s} s") from None
+
+    def _enqueue(self, item: _Item) -> None:
         with self._condition:
             if self._closed:
                 raise RuntimeError("the query micro-batcher is closed")
@@ -160,11 +193,6 @@ class MicroBatchingEmbedder:
             self._queue.append(item)
             self._pending_texts += len(item.texts)
             self._condition.notify()
-        try:
-            return item.future.result(timeout=timeout_s)
-        except FutureTimeout:
-            item.future.cancel()  # still queued: the worker skips it; running: result discarded
-            raise DeadlineExceeded(f"query embedding did not finish within {timeout_s} s") from None
 
     def stats(self) -> MicroBatcherStats:
         """A snapshot of the counters."""
@@ -175,6 +203,7 @@ class MicroBatchingEmbedder:
                 self._failed,
                 self._pending_texts,
                 tuple(sorted(self._sizes.items())),
+                self._busy_s,
             )
 
     def close(self, timeout_s: float | None = 10.0) -> None:
@@ -303,6 +332,7 @@ class MicroBatchingEmbedder:
                 self._batches += 1
                 self._texts += texts
                 self._sizes[texts] = self._sizes.get(texts, 0) + 1
+                self._busy_s += elapsed_s
             if self._batches + self._failed == 1:
                 self._latency_s = elapsed_s
             else:

@@ -48,3 +48,12 @@ class TensorQueryEmbedder(Protocol):
     def embed_queries_tensor(self, texts: Sequence[str]) -> torch.Tensor:
         """Query embeddings on the model's device: (len(texts), dimension), L2-normalised."""
         ...
+
+
+@runtime_checkable
+class AsyncQueryEmbedder(Protocol):
+    """An embedder a coroutine can await for query vectors without holding a thread meanwhile."""
+
+    async def embed_queries_async(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Embeddings of search queries, as `Embedder.embed_queries`."""
+        ...

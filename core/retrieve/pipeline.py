@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import torch
@@ -21,8 +22,9 @@ from core.cache.retrieval_cache import RetrievalCache
 from core.catalog.catalog import CollectionCatalog
 from core.catalog.collection import Collection
 from core.catalog.model_check import ModelCheck
+from core.catalog.version import CollectionVersion
 from core.context.assembly import assemble_context
-from core.embed.protocol import Embedder, TensorQueryEmbedder
+from core.embed.protocol import AsyncQueryEmbedder, Embedder
 from core.errors import Overloaded
 from core.models import Chunk, Hit
 from core.observe import attributes
@@ -34,6 +36,13 @@ from core.retrieve.hit_builder import build_hits
 from core.retrieve.keywords import extract_keywords, lexical_query
 from core.retrieve.modes import RetrievalMode
 from core.retrieve.post_fusion import MemoryOptions, with_expansion, with_memories, with_rerank
+from core.retrieve.query_embedding import (
+    QueryVector,
+    awaitable,
+    embed_query,
+    embed_query_async,
+    memory_row,
+)
 from core.retrieve.request import RetrievalRequest, RetrievalResult
 from core.retrieve.rerank import Reranker
 
@@ -45,15 +54,21 @@ NOTHING_MATCHED = "no chunk matched the query and filters"
 EMBEDDER_FAILED = "the embedding model failed ({reason}); fell back to BM25 (lexical) retrieval"
 
 
-@dataclass(frozen=True, slots=True)
-class _Query:
-    """What the retrievers receive for one request."""
+Offload = Callable[..., Awaitable[Any]]
+"""Runs `fn(*args)` off the event loop and awaits it: `offload(fn, *args)` (the server passes
+its worker pool, bound to the caller's deadline)."""
 
-    lexical_text: str
+
+@dataclass(frozen=True, slots=True)
+class _Started:
+    """A request between its pre-embedding and post-embedding stages (`retrieve_async`)."""
+
+    collection: Collection
+    version: CollectionVersion | None  # the cache key's version, when caching
+    timer: StageTimer
     keywords: tuple[str, ...]
-    vector: np.ndarray | torch.Tensor | None  # (1, d); a tensor stays on the search device
-    embedding_cache_hit: bool
-    warnings: tuple[str, ...]
+    lexical_text: str
+    lexical: Future[Ranking] | None  # started before the embedding: it does not need the vector
 
 
 class RetrievalPipeline:
@@ -124,13 +139,98 @@ class RetrievalPipeline:
 
     def _run(self, collection: Collection, request: RetrievalRequest) -> RetrievalResult:
         timer = StageTimer()
-        with timer.stage("preprocess"):
-            keywords = extract_keywords(request.query)
-            lexical_text = lexical_query(request.query, keywords)
+        keywords, lexical_text = _preprocess(request, timer)
         query = self._embed(request, keywords, lexical_text, timer, collection.searches_on_device)
+        return self._search(collection, request, query, timer)
+
+    async def retrieve_async(self, request: RetrievalRequest, offload: Offload) -> RetrievalResult:
+        """`retrieve` for a coroutine: the stages before and after the query embedding run via
+        `offload` (a worker thread each), the embedding is awaited on the loop, so a request
+        waiting for its shared embedding batch holds no thread and batches can grow with the
+        load. Falls back to `offload(retrieve)` when the embedder cannot be awaited or the
+        collection searches on a GPU (the vector then stays on the device)."""
+        if not awaitable(self._embedder) or request.mode is RetrievalMode.LEXICAL:
+            result: RetrievalResult = await offload(self.retrieve, request)
+            return result
+        with span("retrieve", attributes.retrieval_request(request)) as current:
+            result = await self._retrieve_async(request, offload)
+            if current.is_recording():
+                current.set_attributes(attributes.retrieval_result(result))
+            return result
+
+    async def _retrieve_async(self, request: RetrievalRequest, offload: Offload) -> RetrievalResult:
+        started: _Started | RetrievalResult = await offload(self._begin, request)
+        if isinstance(started, RetrievalResult):
+            return started
+        try:
+            query = await self._embed_async(request, started)
+        except BaseException:
+            if started.lexical is not None:
+                started.lexical.cancel()  # queued: never runs; running: its result is dropped
+            raise
+        return await offload(self._finish, request, started, query)  # type: ignore[no-any-return]
+
+    def _begin(self, request: RetrievalRequest) -> _Started | RetrievalResult:
+        """The stages before the embedding: the collection, a cached or on-device result, or
+        the preprocessed query with its lexical search already running."""
+        collection = self._catalog.get(request.tenant, request.collection)
+        if self._model_check is not None:
+            self._model_check.require(collection)
+        if collection.searches_on_device:
+            return self._retrieve(request)
+        version = None
+        if self._cache is not None:
+            version = collection.version()  # read first: a write meanwhile makes a miss later
+            start = time.perf_counter()
+            cached = self._cache.get(request, version)
+            if cached is not None:
+                elapsed = (time.perf_counter() - start) * 1000.0
+                return replace(cached, cache_hit=True, timings=(("cache", elapsed),))
+        timer = StageTimer()
+        keywords, lexical_text = _preprocess(request, timer)
+        lexical = self._start_lexical(collection, request, lexical_text, timer)
+        return _Started(collection, version, timer, keywords, lexical_text, lexical)
+
+    async def _embed_async(self, request: RetrievalRequest, started: _Started) -> QueryVector:
+        """`_embed`, awaited: the same vector, the same BM25 fallback when the model fails."""
+        embedder = self._embedder
+        assert isinstance(embedder, AsyncQueryEmbedder)
+        keywords, lexical_text = started.keywords, started.lexical_text
+        with started.timer.stage("embed"):
+            try:
+                vector, hit = await embed_query_async(embedder, request.query)
+            except Overloaded:
+                raise  # a full batching queue is RESOURCE_EXHAUSTED with retry-after, not a fallback
+            except Exception as exc:  # noqa: BLE001 - any model failure degrades to BM25
+                logger.exception("query embedding failed; falling back to BM25")
+                reason = type(exc).__name__
+                warning = EMBEDDER_FAILED.format(reason=reason)
+                return QueryVector(lexical_text, keywords, None, False, (warning,))
+        return QueryVector(lexical_text, keywords, vector, hit, ())
+
+    def _finish(
+        self, request: RetrievalRequest, started: _Started, query: QueryVector
+    ) -> RetrievalResult:
+        """The stages after the embedding; the result is cached at the version read first."""
+        result = self._search(started.collection, request, query, started.timer, started.lexical)
+        if self._cache is not None and started.version is not None:
+            self._cache.put(request, started.version, result)
+        return result
+
+    def _search(
+        self,
+        collection: Collection,
+        request: RetrievalRequest,
+        query: QueryVector,
+        timer: StageTimer,
+        lexical_future: Future[Ranking] | None = None,
+    ) -> RetrievalResult:
+        """Every stage after the embedding. `lexical_future`: the lexical search, when it was
+        started before the embedding (it needs only the text)."""
         mode = request.mode if query.vector is not None else RetrievalMode.LEXICAL
         effective = replace(request, mode=mode)
-        lexical_future = self._start_lexical(collection, effective, query.lexical_text, timer)
+        if lexical_future is None:
+            lexical_future = self._start_lexical(collection, effective, query.lexical_text, timer)
         dense = self._dense_ranking(collection, effective, query.vector, timer)
         lexical = lexical_future.result() if lexical_future is not None else None
         candidates = _candidate_ids(dense, lexical)
@@ -144,9 +244,9 @@ class RetrievalPipeline:
             hits = self._rank(effective, dense, lexical, admitted)
         warnings = list(query.warnings)
         with timer.stage("memory"):
-            memory_vector = _memory_row(request, query.vector)
+            memory_vector = memory_row(query.vector, request.use_memory)
             hits, more = with_memories(
-                hits, collection, request, memory_vector, keywords, self._memory,
+                hits, collection, request, memory_vector, query.keywords, self._memory,
                 self._embedder.count_tokens,
             )  # fmt: skip
             warnings += more
@@ -178,7 +278,7 @@ class RetrievalPipeline:
             timings=timer.timings(),
             warnings=tuple(warnings),
             embedding_cache_hit=query.embedding_cache_hit,
-            keywords=keywords,
+            keywords=query.keywords,
             query_tokens=self._embedder.count_tokens(request.query),
         )
 
@@ -189,26 +289,26 @@ class RetrievalPipeline:
         lexical_text: str,
         timer: StageTimer,
         on_device: bool = False,
-    ) -> _Query:
+    ) -> QueryVector:
         """The query vector, or a lexical-only query with a warning when the embedder fails.
 
         `on_device`: the collection searches on a GPU, so the vector is asked for as a tensor
         left on the model's device.
         """
         if request.mode is RetrievalMode.LEXICAL:
-            return _Query(lexical_text, keywords, None, False, ())
+            return QueryVector(lexical_text, keywords, None, False, ())
         with timer.stage("embed"):
             try:
-                vector, hit = _embed_query(self._embedder, request.query, on_device)
+                vector, hit = embed_query(self._embedder, request.query, on_device)
             except Overloaded:
                 raise  # a full batching queue is RESOURCE_EXHAUSTED with retry-after, not a fallback
             except Exception as exc:  # noqa: BLE001 - any model failure degrades to BM25
                 logger.exception("query embedding failed; falling back to BM25")
                 reason = type(exc).__name__
-                return _Query(
+                return QueryVector(
                     lexical_text, keywords, None, False, (EMBEDDER_FAILED.format(reason=reason),)
                 )
-        return _Query(lexical_text, keywords, vector, hit, ())
+        return QueryVector(lexical_text, keywords, vector, hit, ())
 
     def _admits(self, request: RetrievalRequest, chunk: Chunk) -> bool:
         return risk_admits(chunk, request.max_risk) and request.filters.matches(chunk)
@@ -247,7 +347,11 @@ class RetrievalPipeline:
         return [(int(i), float(s)) for s, i in zip(scores[0], ids[0], strict=True) if i >= 0]
 
     def _exact_filtered(
-        self, collection: Collection, request: RetrievalRequest, query: _Query, timer: StageTimer
+        self,
+        collection: Collection,
+        request: RetrievalRequest,
+        query: QueryVector,
+        timer: StageTimer,
     ) -> tuple[Ranking | None, Ranking | None, dict[int, Chunk]]:
         """Selective filters: search exactly among the admitted chunks so recall is not lost."""
         with timer.stage("filter_scan"):
@@ -291,37 +395,11 @@ class RetrievalPipeline:
         )
 
 
-def _embed_query(
-    embedder: Embedder, query: str, on_device: bool
-) -> tuple[np.ndarray | torch.Tensor, bool]:
-    """The query's vector ((1, d)) and whether it came from the embedding cache.
-
-    With `on_device`, a tensor on the model's device when the embedder can leave it there.
-    """
-    if on_device:
-        tensor_hits = getattr(embedder, "embed_queries_tensor_with_hits", None)
-        if tensor_hits is not None:
-            tensor, tensor_hit = tensor_hits([query])
-            return tensor, bool(tensor_hit[0])
-        if isinstance(embedder, TensorQueryEmbedder):
-            return embedder.embed_queries_tensor([query]), False
-    with_hits = getattr(embedder, "embed_queries_with_hits", None)
-    if with_hits is not None:
-        vectors, hits = with_hits([query])
-        return vectors, bool(hits[0])
-    return embedder.embed_queries([query]), False
-
-
-def _memory_row(
-    request: RetrievalRequest, vector: np.ndarray | torch.Tensor | None
-) -> np.ndarray | None:
-    """The query vector as float32 (d,) host values for memory scoring (after the search)."""
-    if vector is None or not request.use_memory:
-        return None
-    if isinstance(vector, torch.Tensor):
-        host: np.ndarray = vector[0].to(device="cpu", dtype=torch.float32).numpy()
-        return host
-    return np.asarray(vector[0], dtype=np.float32)
+def _preprocess(request: RetrievalRequest, timer: StageTimer) -> tuple[tuple[str, ...], str]:
+    """The query's keywords and the text the lexical index is searched with."""
+    with timer.stage("preprocess"):
+        keywords = extract_keywords(request.query)
+        return keywords, lexical_query(request.query, keywords)
 
 
 def _candidate_ids(dense: Ranking | None, lexical: Ranking | None) -> list[int]:

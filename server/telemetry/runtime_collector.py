@@ -116,6 +116,12 @@ def _batcher_series(stats: MicroBatcherStats) -> Iterator[Metric]:
         buckets=_cumulative(stats.batch_sizes, BATCH_SIZE_BUCKETS),
         sum_value=stats.texts,
     )
+    busy = CounterMetricFamily(
+        "groundwire_embed_batch_seconds",
+        "Wall seconds spent in query embedding forward passes (successful batches).",
+    )
+    busy.add_metric([], stats.busy_s)
+    yield busy
     failed = CounterMetricFamily(
         "groundwire_embed_failed_batches", "Query embedding batches that raised."
     )

@@ -125,6 +125,8 @@ def test_retrieve_traffic_moves_request_stage_cache_and_batch_series(
         before, "groundwire_embed_batch_size_count"
     )
     assert 1 <= batches <= 6
+    busy = "groundwire_embed_batch_seconds_total"
+    assert value(after, busy) > value(before, busy)  # the model ran for those passes
     assert value(after, "groundwire_embed_queue_depth") == 0
     assert value(after, "process_resident_memory_bytes") > 0
     assert value(after, "groundwire_ready") == 1
