@@ -5,7 +5,7 @@ Run from the repository root:
 
 For python-faq (/work/shared/data/python-faq, or $PYTHON_FAQ_DIR) and perl-faq
 (benchmarks/data/perl-faq) the real pipeline indexes the set once per runtime
-(`core.eval.runner.evaluate_configurations`) and scores the server default (hybrid, weighted
+(`core.eval.runner.index_dataset`, no whole-section baseline) and scores the server default (hybrid, weighted
 fusion) and dense mode, MRR@10 and Recall@10; plus "torch index, int8 queries": the torch-indexed
 collection queried with onnx-int8 query vectors (what switching a running server to onnx-int8
 without re-indexing gives). Without --full, subsets with distractors (`--subset faq/
@@ -20,8 +20,10 @@ import argparse
 import json
 import os
 import subprocess
+import tempfile
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,16 +31,21 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from core.catalog.catalog import CollectionCatalog
 from core.catalog.collection_config import CollectionConfig
 from core.embed.cached_embedder import CachedEmbedder
 from core.embed.model_runtime import ModelRuntime
 from core.embed.onnx_build import load_onnx_embedder
 from core.embed.protocol import Embedder
 from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder, default_model_path
-from core.eval.beir import load_beir, subset
-from core.eval.runner import BASELINE, evaluate_configurations
+from core.eval.beir import BeirDataset, load_beir, subset
+from core.eval.metrics import evaluate_run
+from core.eval.runner import EVAL_COLLECTION, index_dataset, ranked_documents
+from core.indexer import Indexer
 from core.retrieve.fusion import FusionMethod
 from core.retrieve.modes import RetrievalMode
+from core.retrieve.pipeline import RetrievalPipeline
+from core.retrieve.query_text import normalize_query
 from core.retrieve.request import RetrievalRequest
 from server.settings import Settings
 
@@ -76,6 +83,34 @@ class _MixedEmbedder:
         return self._documents.count_tokens(text)
 
 
+def evaluate(dataset: BeirDataset, embedder: Embedder) -> dict[str, dict[str, float]]:
+    """Index `dataset` with `embedder` in a temporary catalog; metrics@10 per configuration."""
+    config = CollectionConfig(embedding_model=embedder.model_name, embedding_dim=embedder.dimension)
+    with (
+        tempfile.TemporaryDirectory(prefix="gw-runtime-quality-") as tmp,
+        ThreadPoolExecutor(2) as pool,
+    ):
+        catalog = CollectionCatalog(Path(tmp))
+        catalog.open_all()
+        index_dataset(dataset, catalog, Indexer(embedder, config.chunk_max_tokens, 1 << 30), config)
+        pipeline = RetrievalPipeline(catalog, embedder, pool)
+        results: dict[str, dict[str, float]] = {}
+        for label, template in configurations().items():
+            run = {
+                query_id: ranked_documents(
+                    pipeline,
+                    replace(
+                        template, query=normalize_query(text, 100_000), collection=EVAL_COLLECTION
+                    ),
+                    10,
+                )
+                for query_id, text in dataset.queries.items()
+            }
+            results[label] = evaluate_run(run, dataset.qrels, 10)
+        catalog.close()
+    return results
+
+
 def configurations() -> dict[str, RetrievalRequest]:
     """The server default request (settings defaults) and dense mode."""
     r = Settings().retrieval
@@ -98,12 +133,17 @@ def main() -> None:
     parser.add_argument("--full", action="store_true", help="whole corpora, no subsets")
     parser.add_argument("--cache-dir", type=Path, default=Path("/work/cache/onnx"))
     parser.add_argument("--onnx-threads", type=int, default=0)
+    parser.add_argument("--runtimes", default="torch,onnx,onnx-int8", help="comma-separated")
+    parser.add_argument("--distractors", type=int, default=DISTRACTORS)
     args = parser.parse_args()
     uptime_before = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     model = default_model_path()
     torch_embedder = SentenceTransformerEmbedder(model, "cpu", 32)
     embedders: dict[str, Embedder] = {"torch": torch_embedder}
+    wanted = args.runtimes.split(",")
     for runtime in (ModelRuntime.ONNX, ModelRuntime.ONNX_INT8):
+        if runtime.value not in wanted:
+            continue
         embedders[runtime.value] = load_onnx_embedder(
             Path(model), args.cache_dir / "models", runtime, threads=args.onnx_threads
         )
@@ -111,27 +151,24 @@ def main() -> None:
         name: CachedEmbedder(e, args.cache_dir / "eval-vectors.sqlite")
         for name, e in embedders.items()
     }
-    cached[CROSS] = CachedEmbedder(
-        _MixedEmbedder(torch_embedder, embedders["onnx-int8"]),
-        args.cache_dir / "eval-vectors.sqlite",
-    )
+    if "onnx-int8" in wanted:
+        cached[CROSS] = CachedEmbedder(
+            _MixedEmbedder(torch_embedder, embedders["onnx-int8"]),
+            args.cache_dir / "eval-vectors.sqlite",
+        )
     report: dict[str, object] = {"subsets": not args.full, "uptime_before": uptime_before}
     for dataset_name, (directory, prefix) in DATASETS.items():
         dataset = load_beir(directory)
         if not args.full:
-            dataset = subset(dataset, prefix, DISTRACTORS)
+            dataset = subset(dataset, prefix, args.distractors)
         entry: dict[str, object] = {
             "documents": len(dataset.corpus),
             "queries": len(dataset.queries),
-            "subset": None if args.full else {"prefix": prefix, "distractors": DISTRACTORS},
+            "subset": None if args.full else {"prefix": prefix, "distractors": args.distractors},
         }
         for name, embedder in cached.items():
             started = time.perf_counter()
-            config = CollectionConfig(
-                embedding_model=embedder.model_name, embedding_dim=embedder.dimension
-            )
-            results = evaluate_configurations(dataset, embedder, configurations(), config)
-            results.pop(BASELINE, None)
+            results = evaluate(dataset, embedder)
             entry[name] = {"results": results, "seconds": round(time.perf_counter() - started, 1)}
             print(dataset_name, name, json.dumps(results), flush=True)
         report[dataset_name] = entry

@@ -131,7 +131,7 @@ def test_a_corrupt_or_missing_file_is_rebuilt(
         == (variant_dir(Path(default_model_path()), onnx_cache) / target.name).stat().st_size
     )
     texts = ["How do I make an executable from a Python script?"]
-    assert float(rebuilt.embed_queries(texts) @ embedder.embed_queries(texts)[0]) >= MIN_COSINE
+    assert float(rebuilt.embed_queries(texts)[0] @ embedder.embed_queries(texts)[0]) >= MIN_COSINE
 
 
 def test_a_variant_recorded_as_failing_is_refused_and_torch_serves(
