@@ -135,6 +135,7 @@ def main() -> None:
     parser.add_argument("--onnx-threads", type=int, default=0)
     parser.add_argument("--runtimes", default="torch,onnx,onnx-int8", help="comma-separated")
     parser.add_argument("--distractors", type=int, default=DISTRACTORS)
+    parser.add_argument("--datasets", default=",".join(DATASETS), help="comma-separated")
     args = parser.parse_args()
     uptime_before = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     model = default_model_path()
@@ -157,7 +158,10 @@ def main() -> None:
             args.cache_dir / "eval-vectors.sqlite",
         )
     report: dict[str, object] = {"subsets": not args.full, "uptime_before": uptime_before}
+    chosen = args.datasets.split(",")
     for dataset_name, (directory, prefix) in DATASETS.items():
+        if dataset_name not in chosen:
+            continue
         dataset = load_beir(directory)
         if not args.full:
             dataset = subset(dataset, prefix, args.distractors)
@@ -177,8 +181,11 @@ def main() -> None:
     ).stdout.strip()
     report["date"] = datetime.now(UTC).isoformat(timespec="seconds")
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "embed_runtime_quality.json").write_text(json.dumps(report, indent=2) + "\n")
-    (RESULTS / "embed_runtime_quality.md").write_text(markdown(report, list(cached)) + "\n")
+    name = "embed_runtime_quality" + (
+        "" if len(chosen) == len(DATASETS) else f"-{'-'.join(chosen)}"
+    )
+    (RESULTS / f"{name}.json").write_text(json.dumps(report, indent=2) + "\n")
+    (RESULTS / f"{name}.md").write_text(markdown(report, list(cached)) + "\n")
     print(markdown(report, list(cached)))
 
 
@@ -194,6 +201,8 @@ def markdown(report: dict[str, object], runtimes: list[str]) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for dataset_name in DATASETS:
+        if dataset_name not in report:
+            continue
         entry = report[dataset_name]
         assert isinstance(entry, dict)
         torch_results = entry["torch"]["results"]
