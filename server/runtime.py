@@ -19,9 +19,11 @@ from core.catalog.maintenance import CollectionMaintenance
 from core.catalog.model_check import ModelCheck
 from core.dense.faiss_index import DenseIndexSpec
 from core.embed.device import select_device
+from core.embed.embedder_factory import build_embedder
 from core.embed.micro_batcher import MicroBatchingEmbedder
+from core.embed.onnx_embedder import import_onnxruntime
 from core.embed.protocol import Embedder
-from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder, default_model_path
+from core.embed.sentence_transformer_embedder import default_model_path
 from core.errors import IndexNotReady
 from core.indexer import Indexer
 from core.models import Document, SourceType
@@ -72,6 +74,8 @@ class Runtime:
         self.prompts = PromptLibrary.load(
             prompts_dir
         )  # a broken template fails start-up, not a request
+        if settings.model.runtime.is_onnx:
+            import_onnxruntime()  # without it, fail start-up naming the pip command
 
     def load(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
         """Load the model, open collections (replaying indexes) and seed the demo corpus if asked.
@@ -83,11 +87,15 @@ class Runtime:
         self.catalog.device = choice.device  # dense engines follow the model (engine_factory)
         path = self.settings.model.embedding_model_path or default_model_path()
         model = self.settings.model
-        embedder = SentenceTransformerEmbedder(
-            path, choice.device, model.batch_size, cuda_graphs=model.cuda_graphs
+        embedder = build_embedder(
+            path,
+            model.runtime,
+            device=choice.device,
+            batch_size=model.batch_size,
+            cuda_graphs=model.cuda_graphs,
+            onnx_cache=Path(self.settings.storage.data_dir) / "models",
+            onnx_threads=model.onnx_threads,
         )
-        embedder.warm_up_query_graphs()
-        logger.info("query embedding: %s", embedder.query_graphs)
         self._embedder = MicroBatchingEmbedder(
             embedder,
             max_batch=model.query_batch_max,

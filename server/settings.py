@@ -18,6 +18,7 @@ from typing import Any
 
 from core.answer.extractive_generator import DEFAULT_CANDIDATES, SentenceScoring
 from core.answer.llama_cpp_generator import DEFAULT_N_CTX
+from core.embed.model_runtime import ModelRuntime
 from core.errors import InvalidArgument
 from core.milvus.options import MilvusIndexKind
 from core.retrieve.fusion import FusionMethod
@@ -57,6 +58,10 @@ class ModelSettings:
     query_batch_wait_ms: float = 2.0  # how long the first query waits for company
     query_queue_max: int = 1024  # pending queries beyond this get RESOURCE_EXHAUSTED
     cuda_graphs: bool = True  # replay CUDA graphs for query batches up to 64 on CUDA devices
+    # torch | onnx | onnx-int8: onnx variants run on the CPU in onnxruntime, built once from the
+    # model and verified against torch under <data_dir>/models (core/embed/README.md)
+    runtime: ModelRuntime = ModelRuntime.TORCH
+    onnx_threads: int = 0  # onnxruntime intra-op threads per session; 0 = one per core
 
 
 class StorageBackendKind(str, Enum):
@@ -396,6 +401,7 @@ def validate_settings(settings: Settings) -> None:
         (settings.model.query_batch_max >= 1, "model.query_batch_max", "must be >= 1"),
         (settings.model.query_batch_wait_ms >= 0, "model.query_batch_wait_ms", "must be >= 0"),
         (settings.model.query_queue_max >= 1, "model.query_queue_max", "must be >= 1"),
+        (settings.model.onnx_threads >= 0, "model.onnx_threads", "must be >= 0 (0: one per core)"),
         (
             32 <= settings.indexing.chunk_max_tokens <= 1024,
             "indexing.chunk_max_tokens",

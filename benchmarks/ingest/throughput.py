@@ -1,7 +1,7 @@
 """Ingestion throughput on this machine: documents/s and chunks/s per format and per stage.
 
 Run from the repository root:
-    python -m benchmarks.ingest.throughput [--sections 80] [--seed 7]
+    python -m benchmarks.ingest.throughput [--sections 80] [--seed 7] [--runtime torch]
 
 The same python-faq pages (about --sections sections of Python's documentation, up to 4 per page)
 are rendered as Markdown, plain text, HTML and PDF (benchmarks/ingest/pages.py) and ingested
@@ -11,8 +11,11 @@ which goes first):
    (parse+chunk, embed, store commit, index update; see stage_clock.py);
 2. through the real gRPC path: one UpsertDocuments stream per format to a `groundwire serve`
    process (fresh data directory, same model, CPU), timed at the client.
-Both paths warm up the model first. Prints tables and writes
-benchmarks/results/ingest_throughput.{json,md}.
+Both paths warm up the model first. `--runtime` (torch, onnx, onnx-int8) picks the embedding
+runtime of both paths (model.runtime; the ONNX files are built once under --onnx-cache and copied
+into the server's data directory). The embed stage's chunks/s is the raw model rate on the same
+chunks, beside the end-to-end rate. Prints tables and writes
+benchmarks/results/ingest_throughput.{json,md} (ingest_throughput-<runtime>.* for ONNX runtimes).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
@@ -35,8 +39,10 @@ from benchmarks.ingest.pages import load_pages, render_all
 from benchmarks.ingest.stage_clock import STAGES, StageClock, TimedEmbedder
 from core.catalog.collection import Collection
 from core.catalog.collection_config import CollectionConfig
+from core.embed.embedder_factory import build_embedder
+from core.embed.model_runtime import ModelRuntime
 from core.embed.protocol import Embedder
-from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder, default_model_path
+from core.embed.sentence_transformer_embedder import default_model_path
 from core.indexer import Indexer, Outcome
 from core.models import Document, SourceType
 from groundwire.v1 import common_pb2 as common
@@ -97,15 +103,23 @@ def _document(kind: str, document_id: str, content: str | bytes) -> Document:
     return Document(document_id, content, source_type, document_id)
 
 
-def run_both(inputs: Inputs, work_dir: Path) -> tuple[dict[str, Run], dict[str, Run], float]:
+def run_both(
+    inputs: Inputs, work_dir: Path, runtime: ModelRuntime, onnx_cache: Path
+) -> tuple[dict[str, Run], dict[str, Run], float]:
     """Every format in-process and over gRPC, back to back (order alternating per format, so
     load from other processes on shared cores hits both paths alike).
 
     Returns (in-process runs, gRPC runs, server start-up seconds).
     """
-    embedder = SentenceTransformerEmbedder(default_model_path(), "cpu", 32)
+    embedder = build_embedder(default_model_path(), runtime, onnx_cache=onnx_cache)
     embedder.embed_documents(["warm-up: load the weights and the tokenizer"] * 8)
-    server = ServeSubprocess.start(work_dir / "grpc-data", work_dir / "serve.log")
+    if runtime.is_onnx:  # the server reuses the files built above instead of building its own
+        shutil.copytree(onnx_cache, work_dir / "grpc-data" / "models")
+    server = ServeSubprocess.start(
+        work_dir / "grpc-data",
+        work_dir / "serve.log",
+        env={"GROUNDWIRE_MODEL__RUNTIME": runtime.value},
+    )
     local: dict[str, Run] = {}
     remote: dict[str, Run] = {}
     try:
@@ -267,9 +281,11 @@ def write(report: dict[str, Any], local: dict[str, Run], remote: dict[str, Run])
         "in_process": {k: asdict(v) for k, v in local.items()},
         "grpc": {k: asdict(v) for k, v in remote.items()},
     }
-    (RESULTS / "ingest_throughput.json").write_text(json.dumps(report, indent=2) + "\n")
-    (RESULTS / "ingest_throughput.md").write_text(
-        f"# Ingestion throughput ({report['date']}, {report['cpus']} CPU cores, no GPU)\n\n"
+    name = "ingest_throughput" + ("" if report["runtime"] == "torch" else f"-{report['runtime']}")
+    (RESULTS / f"{name}.json").write_text(json.dumps(report, indent=2) + "\n")
+    (RESULTS / f"{name}.md").write_text(
+        f"# Ingestion throughput ({report['date']}, {report['cpus']} CPU cores, no GPU, "
+        f"model.runtime {report['runtime']})\n\n"
         f"{report['pages']} python-faq pages ({report['sections']} sections of the Python 3.11 "
         "docs, seed "
         f"{report['seed']}) rendered as each format; all-MiniLM-L6-v2 on CPU, chunks of at most "
@@ -289,18 +305,29 @@ def main() -> None:
     )
     parser.add_argument("--sections", type=int, default=80)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--runtime",
+        type=ModelRuntime,
+        default=ModelRuntime.TORCH,
+        choices=list(ModelRuntime),
+        metavar="{" + ",".join(r.value for r in ModelRuntime) + "}",
+    )
+    parser.add_argument(
+        "--onnx-cache", type=Path, default=Path(tempfile.gettempdir()) / "groundwire-onnx-models"
+    )
     args = parser.parse_args()
     pages = load_pages(CORPUS / "corpus.jsonl", args.sections, args.seed)
     inputs: Inputs = {kind: render_all(pages, kind) for kind in FORMATS}
     started = time.perf_counter()
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="gw-ingest-") as tmp:
-        local, remote, server_start_s = run_both(inputs, Path(tmp))
+        local, remote, server_start_s = run_both(inputs, Path(tmp), args.runtime, args.onnx_cache)
     report: dict[str, Any] = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": platform.machine(),
         "cpus": os.cpu_count(),
         "seed": args.seed,
+        "runtime": args.runtime.value,
         "pages": len(pages),
         "sections": sum(len(p.sections) for p in pages),
         "batch": BATCH,

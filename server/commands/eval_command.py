@@ -12,8 +12,9 @@ from tqdm import tqdm
 from core.catalog.collection_config import EVALUATED_SECTION_LEAD_WEIGHT, CollectionConfig
 from core.embed.cached_embedder import CachedEmbedder
 from core.embed.device import select_device
+from core.embed.embedder_factory import build_embedder
 from core.embed.protocol import Embedder
-from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder, default_model_path
+from core.embed.sentence_transformer_embedder import default_model_path
 from core.eval.beir import load_beir, subset
 from core.eval.runner import BASELINE, evaluate_configurations
 from core.retrieve.expansion_policy import ExpansionPolicy, ExpansionStrategy
@@ -107,7 +108,14 @@ def run_eval(
         dataset = subset(dataset, *subset_of)
     device = select_device(settings.model.device)
     path = settings.model.embedding_model_path or default_model_path()
-    embedder: Embedder = SentenceTransformerEmbedder(path, device.device, settings.model.batch_size)
+    embedder: Embedder = build_embedder(
+        path,
+        settings.model.runtime,
+        device=device.device,
+        batch_size=settings.model.batch_size,
+        onnx_cache=Path(settings.storage.data_dir) / "models",
+        onnx_threads=settings.model.onnx_threads,
+    )
     if cache is not None:
         embedder = CachedEmbedder(embedder, cache)
     config = CollectionConfig(

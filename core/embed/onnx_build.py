@@ -1,0 +1,232 @@
+"""Build once, verify, cache and load the ONNX variants of a sentence-transformers model.
+
+`load_onnx_embedder(model_dir, cache_root, runtime)` returns an `OnnxEmbedder` for `onnx` (fp32)
+or `onnx-int8`, building it on first use under `cache_root/<model>-<fingerprint>/`:
+
+- `model.onnx` (the exported encoder), `model.int8.onnx` (quantised from it), `tokenizer/` (the
+  model's own tokenizer, saved from the loaded model) and `manifest.json` (each file's SHA-256,
+  the runtime spec, and each variant's verification verdict), all written atomically.
+- The fingerprint is a SHA-256 over every file of the model directory (names and bytes) and the
+  build recipe, so any model directory works (the bundled one, a fine-tuned copy) and a changed
+  model never reuses another's export.
+- Each variant is verified against the torch model at build time on `VERIFICATION_TEXTS`
+  (queries and passages of 256 tokens and more, each alone and in one padded batch): every text
+  must reach cosine `MIN_COSINE`. A variant that fails is recorded as refused with the reason and
+  `OnnxRefused` is raised (the caller logs it and falls back to torch).
+- A later start re-hashes the variant's file: a match is reused without loading torch's model; a
+  missing, partial or corrupt file (hash mismatch, unreadable) is rebuilt and verified again.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from core.embed.model_runtime import ModelRuntime
+from core.embed.onnx_embedder import OnnxEmbedder, OnnxModelSpec, import_onnxruntime
+from core.embed.onnx_verification import MIN_COSINE, verify_against_torch
+
+logger = logging.getLogger(__name__)
+
+RECIPE = "groundwire-onnx-1"  # bump when the export or quantisation recipe changes
+MANIFEST = "manifest.json"
+TOKENIZER_DIR = "tokenizer"
+VARIANT_FILES = {ModelRuntime.ONNX: "model.onnx", ModelRuntime.ONNX_INT8: "model.int8.onnx"}
+
+__all__ = ["MIN_COSINE", "OnnxRefused", "load_onnx_embedder", "model_fingerprint", "variant_dir"]
+
+
+class OnnxRefused(RuntimeError):
+    """The variant could not be built or failed verification; the message says why."""
+
+
+def model_fingerprint(model_dir: Path) -> str:
+    """SHA-256 (hex) over the build recipe and every file under `model_dir` (path and bytes)."""
+    digest = hashlib.sha256(RECIPE.encode())
+    for path in sorted(p for p in model_dir.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(model_dir)).encode("utf-8", "surrogatepass") + b"\0")
+        digest.update(_file_sha256(path).encode())
+    return digest.hexdigest()
+
+
+def variant_dir(model_dir: Path, cache_root: Path) -> Path:
+    """Where the ONNX files of `model_dir` live: `cache_root/<name>-<fingerprint[:16]>`."""
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", model_dir.resolve().name)[:60] or "model"
+    return cache_root / f"{name}-{model_fingerprint(model_dir)[:16]}"
+
+
+def load_onnx_embedder(
+    model_dir: Path,
+    cache_root: Path,
+    runtime: ModelRuntime,
+    *,
+    batch_size: int = 32,
+    threads: int = 0,
+) -> OnnxEmbedder:
+    """An `OnnxEmbedder` for `runtime` (onnx or onnx-int8) of the model in `model_dir`, built
+    and verified under `cache_root` on first use, reused afterwards. Raises `OnnxRefused` when
+    the variant fails verification (now or when it was built), RuntimeError without onnxruntime."""
+    if not runtime.is_onnx:
+        raise ValueError(f"{runtime.value} is not an ONNX runtime")
+    import_onnxruntime()  # fail first, naming the pip command, when it is missing
+    directory = variant_dir(model_dir, cache_root)
+    directory.mkdir(parents=True, exist_ok=True)
+    with _build_lock(directory):
+        manifest = _read_manifest(directory)
+        entry = manifest.get("variants", {}).get(runtime.value)
+        if entry is not None and _intact(directory, entry):
+            if not entry["verified"]:
+                raise OnnxRefused(entry["reason"])
+            logger.info("embedding runtime %s: reusing %s", runtime.value, directory)
+            return _embedder(directory, manifest, runtime, str(model_dir), batch_size, threads)
+        if entry is not None:
+            logger.warning("%s: %s is missing or corrupt; rebuilding", directory, entry["file"])
+        return _build(model_dir, directory, runtime, batch_size, threads)
+
+
+def _build(
+    model_dir: Path, directory: Path, runtime: ModelRuntime, batch_size: int, threads: int
+) -> OnnxEmbedder:
+    from sentence_transformers import SentenceTransformer
+
+    from core.embed.cuda_graph_encoder import unsupported_reason
+    from core.embed.onnx_export import export_encoder, quantize_int8
+
+    logger.info("embedding runtime %s: building from %s in %s", runtime.value, model_dir, directory)
+    model = SentenceTransformer(str(model_dir), device="cpu", local_files_only=True).float().eval()
+    reason = unsupported_reason(model)
+    if reason is None and _document_prompt(model) and not getattr(model[1], "include_prompt", True):
+        reason = "the document prompt is excluded from pooling"
+    if reason is not None:
+        raise OnnxRefused(f"{model_dir} cannot run on onnxruntime: {reason}")
+    manifest = _read_manifest(directory)
+    fp32 = directory / VARIANT_FILES[ModelRuntime.ONNX]
+    if not _intact(directory, manifest.get("export")):
+        export_encoder(model, fp32)
+        manifest["export"] = {"file": fp32.name, "sha256": _file_sha256(fp32)}
+    model.tokenizer.save_pretrained(str(directory / TOKENIZER_DIR))
+    notes = ""
+    if runtime is ModelRuntime.ONNX_INT8:
+        kept = quantize_int8(fp32, directory / VARIANT_FILES[runtime])
+        notes = f"{len(kept)} weight MatMuls kept in fp32"
+    manifest.update({"recipe": RECIPE, "source": str(model_dir), "spec": asdict(_spec(model))})
+    embedder = _embedder(directory, manifest, runtime, str(model_dir), batch_size, threads)
+    result = verify_against_torch(model, embedder)
+    name = VARIANT_FILES[runtime]
+    manifest.setdefault("variants", {})[runtime.value] = {
+        "file": name,
+        "sha256": _file_sha256(directory / name),
+        "verified": result.passed,
+        "reason": result.reason,
+        "min_cosine": round(result.min_cosine, 6),
+        "mean_cosine": round(result.mean_cosine, 6),
+        "texts": result.texts,
+        "notes": notes,
+    }
+    _write_manifest(directory, manifest)
+    if not result.passed:
+        raise OnnxRefused(result.reason)
+    logger.info(
+        "embedding runtime %s verified against torch: cosine min %.4f, mean %.4f over %d texts",
+        runtime.value,
+        result.min_cosine,
+        result.mean_cosine,
+        result.texts,
+    )
+    return embedder
+
+
+def _write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
+    temporary = directory / f".{MANIFEST}.{os.getpid()}.tmp"
+    temporary.write_text(json.dumps(manifest, indent=2, sort_keys=True), "utf-8")
+    with open(temporary, "rb") as written:
+        os.fsync(written.fileno())
+    os.replace(temporary, directory / MANIFEST)
+
+
+def _embedder(
+    directory: Path,
+    manifest: dict[str, Any],
+    runtime: ModelRuntime,
+    model_name: str,
+    batch_size: int,
+    threads: int,
+) -> OnnxEmbedder:
+    return OnnxEmbedder(
+        directory / VARIANT_FILES[runtime],
+        directory / TOKENIZER_DIR,
+        OnnxModelSpec(**manifest["spec"]),
+        model_name=model_name,
+        runtime=runtime,
+        batch_size=batch_size,
+        threads=threads,
+    )
+
+
+def _spec(model: Any) -> OnnxModelSpec:
+    from core.embed.cuda_graph_encoder import query_prompt
+
+    dimension = model.get_embedding_dimension()
+    return OnnxModelSpec(
+        max_seq_length=int(model.max_seq_length),
+        dimension=int(dimension),
+        query_prompt=query_prompt(model),
+        document_prompt=_document_prompt(model),
+        normalize=type(list(model)[-1]).__name__ == "Normalize",
+    )
+
+
+def _document_prompt(model: Any) -> str:
+    """The text `encode_document` puts before every passage (as `query_prompt` for queries)."""
+    prompts = getattr(model, "prompts", None) or {}
+    if "document" in prompts:
+        return str(prompts["document"] or "")
+    default_name = getattr(model, "default_prompt_name", None)
+    return str(prompts.get(default_name) or "") if default_name else ""
+
+
+def _intact(directory: Path, entry: dict[str, Any] | None) -> bool:
+    """Whether the entry's file exists with its recorded hash (and the tokenizer is there)."""
+    if not entry:
+        return False
+    path = directory / entry["file"]
+    tokenizer = directory / TOKENIZER_DIR
+    return path.is_file() and tokenizer.is_dir() and _file_sha256(path) == entry["sha256"]
+
+
+def _read_manifest(directory: Path) -> dict[str, Any]:
+    try:
+        loaded = json.loads((directory / MANIFEST).read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(loaded, dict) or loaded.get("recipe") != RECIPE:
+        return {}
+    return loaded
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@contextmanager
+def _build_lock(directory: Path) -> Iterator[None]:
+    """One builder per directory across processes (two servers starting on one data dir)."""
+    with open(directory / ".lock", "a+b") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
