@@ -68,11 +68,15 @@ class RetrievalPipeline:
         reranker: Reranker | None = None,
         memory: MemoryOptions | None = None,
         model_check: ModelCheck | None = None,
+        query_embedders: Callable[[Collection], Embedder] | None = None,
     ) -> None:
         """`model_check`: refuse collections indexed with another model (FailedPrecondition);
-        None skips the check and trusts stored token counts only when the model names agree."""
+        None skips the check and trusts stored token counts only when the model names agree.
+        `query_embedders`: the query embedder of each collection (a tuned collection has its
+        own model, core/tune); `embedder` for all when None."""
         self._catalog = catalog
         self._embedder = embedder
+        self._query_embedders = query_embedders
         self._executor = executor
         self._cache = cache
         self._reranker = reranker
@@ -127,7 +131,12 @@ class RetrievalPipeline:
         with timer.stage("preprocess"):
             keywords = extract_keywords(request.query)
             lexical_text = lexical_query(request.query, keywords)
-        query = self._embed(request, keywords, lexical_text, timer, collection.searches_on_device)
+        embedder = (
+            self._embedder if self._query_embedders is None else self._query_embedders(collection)
+        )
+        query = self._embed(
+            request, keywords, lexical_text, timer, embedder, collection.searches_on_device
+        )
         mode = request.mode if query.vector is not None else RetrievalMode.LEXICAL
         effective = replace(request, mode=mode)
         lexical_future = self._start_lexical(collection, effective, query.lexical_text, timer)
@@ -188,6 +197,7 @@ class RetrievalPipeline:
         keywords: tuple[str, ...],
         lexical_text: str,
         timer: StageTimer,
+        embedder: Embedder,
         on_device: bool = False,
     ) -> _Query:
         """The query vector, or a lexical-only query with a warning when the embedder fails.
@@ -199,7 +209,7 @@ class RetrievalPipeline:
             return _Query(lexical_text, keywords, None, False, ())
         with timer.stage("embed"):
             try:
-                vector, hit = _embed_query(self._embedder, request.query, on_device)
+                vector, hit = _embed_query(embedder, request.query, on_device)
             except Overloaded:
                 raise  # a full batching queue is RESOURCE_EXHAUSTED with retry-after, not a fallback
             except Exception as exc:  # noqa: BLE001 - any model failure degrades to BM25
