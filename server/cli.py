@@ -168,6 +168,11 @@ def _add_eval(sub: Subparsers) -> None:
     evaluate.add_argument(
         "--distractors", type=int, default=0, help="with --subset: other documents kept (seeded)"
     )
+    evaluate.add_argument(
+        "--tune",
+        action="store_true",
+        help="also tune a copy of the collection (settings `tune`) and score it",
+    )
 
 
 def _add_tune(sub: Subparsers) -> None:
@@ -266,6 +271,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             args.output,
             args.embedding_cache,
             subset_of=(args.subset, args.distractors) if args.subset else None,
+            tune=args.tune,
         )
 
     elif args.command == "tune":

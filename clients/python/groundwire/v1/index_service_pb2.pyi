@@ -156,7 +156,7 @@ class CreateCollectionRequest(_message.Message):
     def __init__(self, name: _Optional[str] = ..., dense_index: _Optional[_Union[DenseIndexConfig, _Mapping]] = ..., chunking: _Optional[_Union[ChunkingOptions, _Mapping]] = ..., description: _Optional[str] = ...) -> None: ...
 
 class CollectionInfo(_message.Message):
-    __slots__ = ("name", "description", "dense_index", "chunking", "document_count", "chunk_count", "embedding_model", "embedding_dim")
+    __slots__ = ("name", "description", "dense_index", "chunking", "document_count", "chunk_count", "embedding_model", "embedding_dim", "tuned_model")
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     DENSE_INDEX_FIELD_NUMBER: _ClassVar[int]
@@ -165,6 +165,7 @@ class CollectionInfo(_message.Message):
     CHUNK_COUNT_FIELD_NUMBER: _ClassVar[int]
     EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
     EMBEDDING_DIM_FIELD_NUMBER: _ClassVar[int]
+    TUNED_MODEL_FIELD_NUMBER: _ClassVar[int]
     name: str
     description: str
     dense_index: DenseIndexConfig
@@ -173,7 +174,8 @@ class CollectionInfo(_message.Message):
     chunk_count: int
     embedding_model: str
     embedding_dim: int
-    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., dense_index: _Optional[_Union[DenseIndexConfig, _Mapping]] = ..., chunking: _Optional[_Union[ChunkingOptions, _Mapping]] = ..., document_count: _Optional[int] = ..., chunk_count: _Optional[int] = ..., embedding_model: _Optional[str] = ..., embedding_dim: _Optional[int] = ...) -> None: ...
+    tuned_model: str
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., dense_index: _Optional[_Union[DenseIndexConfig, _Mapping]] = ..., chunking: _Optional[_Union[ChunkingOptions, _Mapping]] = ..., document_count: _Optional[int] = ..., chunk_count: _Optional[int] = ..., embedding_model: _Optional[str] = ..., embedding_dim: _Optional[int] = ..., tuned_model: _Optional[str] = ...) -> None: ...
 
 class CreateCollectionResponse(_message.Message):
     __slots__ = ("collection",)

@@ -913,7 +913,10 @@ type CollectionInfo struct {
 	// Embedding model the collection was built with.
 	EmbeddingModel string `protobuf:"bytes,7,opt,name=embedding_model,json=embeddingModel,proto3" json:"embedding_model,omitempty"`
 	// Embedding dimension.
-	EmbeddingDim  uint32 `protobuf:"varint,8,opt,name=embedding_dim,json=embeddingDim,proto3" json:"embedding_dim,omitempty"`
+	EmbeddingDim uint32 `protobuf:"varint,8,opt,name=embedding_dim,json=embeddingDim,proto3" json:"embedding_dim,omitempty"`
+	// Id of the collection's own tuned copy of the embedding model (TuneCollection), which embeds
+	// its chunks and queries; empty: the server's model.
+	TunedModel    string `protobuf:"bytes,9,opt,name=tuned_model,json=tunedModel,proto3" json:"tuned_model,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1002,6 +1005,13 @@ func (x *CollectionInfo) GetEmbeddingDim() uint32 {
 		return x.EmbeddingDim
 	}
 	return 0
+}
+
+func (x *CollectionInfo) GetTunedModel() string {
+	if x != nil {
+		return x.TunedModel
+	}
+	return ""
 }
 
 // CreateCollectionResponse returns the new collection.
@@ -2600,7 +2610,7 @@ const file_groundwire_v1_index_service_proto_rawDesc = "" +
 	"\vdense_index\x18\x02 \x01(\v2\x1f.groundwire.v1.DenseIndexConfigR\n" +
 	"denseIndex\x12:\n" +
 	"\bchunking\x18\x03 \x01(\v2\x1e.groundwire.v1.ChunkingOptionsR\bchunking\x12 \n" +
-	"\vdescription\x18\x04 \x01(\tR\vdescription\"\xda\x02\n" +
+	"\vdescription\x18\x04 \x01(\tR\vdescription\"\xfb\x02\n" +
 	"\x0eCollectionInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12@\n" +
@@ -2611,7 +2621,9 @@ const file_groundwire_v1_index_service_proto_rawDesc = "" +
 	"\vchunk_count\x18\x06 \x01(\x04R\n" +
 	"chunkCount\x12'\n" +
 	"\x0fembedding_model\x18\a \x01(\tR\x0eembeddingModel\x12#\n" +
-	"\rembedding_dim\x18\b \x01(\rR\fembeddingDim\"Y\n" +
+	"\rembedding_dim\x18\b \x01(\rR\fembeddingDim\x12\x1f\n" +
+	"\vtuned_model\x18\t \x01(\tR\n" +
+	"tunedModel\"Y\n" +
 	"\x18CreateCollectionResponse\x12=\n" +
 	"\n" +
 	"collection\x18\x01 \x01(\v2\x1d.groundwire.v1.CollectionInfoR\n" +

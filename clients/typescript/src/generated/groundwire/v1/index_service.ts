@@ -328,6 +328,11 @@ export interface CollectionInfo {
   embeddingModel: string;
   /** Embedding dimension. */
   embeddingDim: number;
+  /**
+   * Id of the collection's own tuned copy of the embedding model (TuneCollection), which embeds
+   * its chunks and queries; empty: the server's model.
+   */
+  tunedModel: string;
 }
 
 /** CreateCollectionResponse returns the new collection. */
@@ -1825,6 +1830,7 @@ function createBaseCollectionInfo(): CollectionInfo {
     chunkCount: 0,
     embeddingModel: "",
     embeddingDim: 0,
+    tunedModel: "",
   };
 }
 
@@ -1853,6 +1859,9 @@ export const CollectionInfo: MessageFns<CollectionInfo> = {
     }
     if (message.embeddingDim !== 0) {
       writer.uint32(64).uint32(message.embeddingDim);
+    }
+    if (message.tunedModel !== "") {
+      writer.uint32(74).string(message.tunedModel);
     }
     return writer;
   },
@@ -1934,6 +1943,14 @@ export const CollectionInfo: MessageFns<CollectionInfo> = {
             message.embeddingDim = reader.uint32();
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.tunedModel = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1976,6 +1993,11 @@ export const CollectionInfo: MessageFns<CollectionInfo> = {
         : isSet(object.embedding_dim)
         ? globalThis.Number(object.embedding_dim)
         : 0,
+      tunedModel: isSet(object.tunedModel)
+        ? globalThis.String(object.tunedModel)
+        : isSet(object.tuned_model)
+        ? globalThis.String(object.tuned_model)
+        : "",
     };
   },
 
@@ -2005,6 +2027,9 @@ export const CollectionInfo: MessageFns<CollectionInfo> = {
     if (message.embeddingDim !== 0) {
       obj.embeddingDim = Math.round(message.embeddingDim);
     }
+    if (message.tunedModel !== "") {
+      obj.tunedModel = message.tunedModel;
+    }
     return obj;
   },
 
@@ -2025,6 +2050,7 @@ export const CollectionInfo: MessageFns<CollectionInfo> = {
     message.chunkCount = object.chunkCount ?? 0;
     message.embeddingModel = object.embeddingModel ?? "";
     message.embeddingDim = object.embeddingDim ?? 0;
+    message.tunedModel = object.tunedModel ?? "";
     return message;
   },
 };
