@@ -61,15 +61,16 @@ def _wait_until_refused(
     index: ix_grpc.IndexServiceStub, running: grpc.Future
 ) -> tuple[grpc.RpcError, grpc.RpcError]:
     """A second tune and an upsert of the collection while the first tune runs."""
-    while not running.done():
+    second: grpc.RpcError | None = None
+    while second is None and not running.done():
         try:
             index.TuneCollection(ix.TuneCollectionRequest(max_steps=1), timeout=TUNE_TIMEOUT_S)
-        except grpc.RpcError as second:
-            if second.code() is grpc.StatusCode.ABORTED:
-                break
-            raise
-        time.sleep(0.2)  # pragma: no cover - the first tune had not claimed the collection yet
-    else:
+        except grpc.RpcError as error:
+            if error.code() is not grpc.StatusCode.ABORTED:
+                raise
+            second = error
+        time.sleep(0.2)
+    if second is None:
         pytest.fail("the first tune finished before a second one could be refused")
     document = common.Document(document_id="late.md", text="# Late\n\nArrived during a tune.")
     with pytest.raises(grpc.RpcError) as upsert:
