@@ -123,13 +123,28 @@ def test_tune_gives_the_collection_its_own_model_and_a_restart_keeps_it(tmp_path
     try:
         with grpc.insecure_channel(restarted.target) as channel:
             assert _info(channel)["default"].tuned_model == report.model_id
-            for (chunk, score), (again, score_again) in zip(
-                tuned, _scores(channel, "default"), strict=True
-            ):
-                assert chunk == again and score_again == pytest.approx(score, abs=1e-4)
-            assert _scores(channel, "other") == pytest.approx(other_before)
+            _assert_same_ranking(_scores(channel, "default"), tuned)
+            _assert_same_ranking(_scores(channel, "other"), other_before)
+            restored = _snapshot_and_restore(ix_grpc.IndexServiceStub(channel))
+            assert restored.tuned_model == report.model_id  # the snapshot carried the model
+            _assert_same_ranking(_scores(channel, "restored"), tuned)
     finally:
         restarted.stop()
+
+
+def _assert_same_ranking(got: list[tuple[str, float]], want: list[tuple[str, float]]) -> None:
+    assert [chunk for chunk, _ in got] == [chunk for chunk, _ in want]
+    assert [score for _, score in got] == pytest.approx([score for _, score in want], abs=1e-4)
+
+
+def _snapshot_and_restore(index: ix_grpc.IndexServiceStub) -> ix.CollectionInfo:
+    snapshot = index.SnapshotCollection(ix.SnapshotCollectionRequest(), timeout=300).snapshot
+    restored = index.RestoreCollection(
+        ix.RestoreCollectionRequest(snapshot_id=snapshot.snapshot_id, target_collection="restored"),
+        timeout=600,
+    )
+    info: ix.CollectionInfo = restored.collection
+    return info
 
 
 def _assert_stored_vectors_come_from(model_dir: Path, collection_dir: Path) -> None:
