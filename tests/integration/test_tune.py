@@ -106,7 +106,7 @@ def test_tune_gives_the_collection_its_own_model_and_a_restart_keeps_it(tmp_path
         "tuned model is swapped in; retry them then"
     )
     assert report.pairs >= 64 and report.train_pairs + report.held_out_pairs == 64
-    assert 1 <= report.steps <= 2 and report.epochs == 1
+    assert 1 <= report.steps <= 2 and 1 <= report.epochs <= 2  # 58 train pairs: 1 step per epoch
     assert 0.0 <= report.held_out_accuracy_before <= report.held_out_accuracy_after <= 1.0
     assert report.chunks == infos["default"].chunk_count
     assert infos["default"].tuned_model == report.model_id and infos["other"].tuned_model == ""
