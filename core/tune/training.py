@@ -100,7 +100,7 @@ def fine_tune(
     optimizer = torch.optim.AdamW(model.parameters(), lr=options.learning_rate)
     schedule = _linear_schedule(optimizer, max(1, int(total * options.warmup_share)), total)
     order = random.Random(options.seed)
-    step, epoch, stale, stopped = 0, 0, 0, "max epochs"
+    step, epoch, stale, stopped, evaluated = 0, 0, 0, "max epochs", 0
     while epoch < options.max_epochs and not _bounded(step, total):
         epoch += 1
         shuffled = list(train)
@@ -122,7 +122,7 @@ def fine_tune(
             step += 1
             if step % options.eval_every_steps and not _bounded(step, total):
                 continue
-            accuracy = held_out_accuracy(model, held_out)
+            accuracy, evaluated = held_out_accuracy(model, held_out), step
             if accuracy > best:
                 best, best_step, best_state, stale = accuracy, step, _state(model), 0
             else:
@@ -137,6 +137,11 @@ def fine_tune(
         break
     if stopped == "max epochs" and _bounded(step, total) and options.max_steps:
         stopped = "max steps"
+    if step > evaluated:  # stopped between evaluations: the last weights get their chance too
+        accuracy = held_out_accuracy(model, held_out)
+        if accuracy > best:
+            best, best_step, best_state = accuracy, step, _state(model)
+        progress(TrainingProgress(epoch, step, accuracy, best, time.perf_counter() - started))
     model.load_state_dict(best_state)
     model.max_seq_length = saved_length
     model.eval()
