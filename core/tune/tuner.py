@@ -48,6 +48,8 @@ class TuneReport:
     steps: int
     held_out_before: float
     held_out_after: float
+    held_out_mrr_before: float
+    held_out_mrr_after: float
     stopped_because: str
     chunks: int
     train_seconds: float
@@ -175,6 +177,8 @@ class CollectionTuner:
             steps=result.steps,
             held_out_before=result.held_out_before,
             held_out_after=result.held_out_after,
+            held_out_mrr_before=result.held_out_mrr_before,
+            held_out_mrr_after=result.held_out_mrr_after,
             stopped_because=result.stopped_because,
             chunks=len(row_ids),
             train_seconds=result.seconds,
