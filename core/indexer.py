@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
 
@@ -77,9 +77,14 @@ class Indexer:
         max_document_bytes: int,
         max_chunks_per_document: int = DEFAULT_MAX_CHUNKS_PER_DOCUMENT,
         model_check: ModelCheck | None = None,
+        embedders: Callable[[Collection], Embedder] | None = None,
     ) -> None:
-        """`model_check`: refuse to write into a collection indexed with another model."""
+        """`model_check`: refuse to write into a collection indexed with another model.
+        `embedders`: the model of each collection (a tuned collection has its own copy,
+        core/tune); `embedder` for all when None (it also counts tokens: a tuned copy keeps
+        its tokenizer)."""
         self._embedder = embedder
+        self._embedders = embedders
         self._model_check = model_check
         self._chunk_max_tokens = chunk_max_tokens
         self._max_document_bytes = max_document_bytes
@@ -131,9 +136,11 @@ class Indexer:
                 outcomes[position] = DocumentOutcome(document.document_id, Outcome.UNCHANGED)
             else:
                 drafts.append((position, item))
-        prepared = self._embedded(drafts, collection.config.section_lead_weight, timer)
+        tuned_model = collection.config.tuned_model  # read before embedding: commit checks it
+        embedder = self._embedder if self._embedders is None else self._embedders(collection)
+        prepared = self._embedded(drafts, embedder, collection.config.section_lead_weight, timer)
         with timer.stage("commit"):
-            results = collection.commit(prepared)
+            results = collection.commit(prepared, tuned_model)
         for (position, _), ready, result in zip(drafts, prepared, results, strict=True):
             document_id = ready.document.document_id
             if result is None:  # an identical upsert committed meanwhile
@@ -189,6 +196,7 @@ class Indexer:
     def _embedded(
         self,
         drafts: Sequence[tuple[int, _Prepared]],
+        embedder: Embedder,
         section_lead_weight: float,
         timer: StageTimer,
     ) -> list[PreparedDocument]:
@@ -197,7 +205,7 @@ class Indexer:
         extracted."""
         sections = [[(c.section_path, c.text) for c in p.chunks] for _, p in drafts]
         with timer.stage("embed", {attributes.TEXTS: sum(len(s) for s in sections)}):
-            vectors = chunk_vectors(self._embedder, sections, section_lead_weight)
+            vectors = chunk_vectors(embedder, sections, section_lead_weight)
         prepared: list[PreparedDocument] = []
         offset = 0
         for _, item in drafts:

@@ -26,6 +26,7 @@ from server.retrieval_servicer import RetrievalServicer
 from server.runtime import Runtime
 from server.settings import Settings
 from server.telemetry.server_telemetry import ServerTelemetry
+from server.tune_servicer import CollectionTuning
 
 logger = logging.getLogger(__name__)
 
@@ -150,7 +151,7 @@ def create_server(settings: Settings) -> tuple[GroundwireServer, int]:
             ),
             service_handler(
                 INDEX_SERVICE,
-                [IndexServicer(runtime), IndexMaintenance(runtime)],
+                [IndexServicer(runtime), IndexMaintenance(runtime), CollectionTuning(runtime)],
                 authenticator,
                 runtime.require_ready,
             ),

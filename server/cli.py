@@ -1,4 +1,4 @@
-"""The `groundwire` command: serve, index, query, answer, keygen, eval."""
+"""The `groundwire` command: serve, index, query, answer, keygen, eval, tune."""
 
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_answer(sub)
     _add_keygen(sub)
     _add_eval(sub)
+    _add_tune(sub)
     return parser
 
 
@@ -167,6 +168,25 @@ def _add_eval(sub: Subparsers) -> None:
     evaluate.add_argument(
         "--distractors", type=int, default=0, help="with --subset: other documents kept (seeded)"
     )
+    evaluate.add_argument(
+        "--tune",
+        action="store_true",
+        help="also tune a copy of the collection (settings `tune`) and score it",
+    )
+
+
+def _add_tune(sub: Subparsers) -> None:
+    tune = sub.add_parser(
+        "tune",
+        help="fine-tune a collection's own copy of the embedding model and re-embed it (admin)",
+    )
+    tune.add_argument("--collection", default="", help="collection to tune (default: default)")
+    tune.add_argument("--max-steps", type=int, help="most optimizer steps (server: tune.max_steps)")
+    tune.add_argument("--max-epochs", type=int, help="most epochs (server: tune.max_epochs)")
+    tune.add_argument("--max-pairs", type=int, help="most training pairs (server: tune.max_pairs)")
+    tune.add_argument("--max-seconds", type=float, help="most training seconds")
+    tune.add_argument("--json", action="store_true", help="print the response as JSON")
+    tune.add_argument("--target", default=DEFAULT_TARGET, help=TARGET_HELP)
 
 
 def _serve_settings(settings: Settings, args: argparse.Namespace) -> Settings:
@@ -251,7 +271,19 @@ def main(argv: Sequence[str] | None = None) -> None:
             args.output,
             args.embedding_cache,
             subset_of=(args.subset, args.distractors) if args.subset else None,
+            tune=args.tune,
         )
+
+    elif args.command == "tune":
+        from server.commands.tune_command import run_tune
+
+        bounds = {
+            "max_steps": args.max_steps,
+            "max_epochs": args.max_epochs,
+            "max_pairs": args.max_pairs,
+            "max_seconds": args.max_seconds,
+        }
+        run_tune(Endpoint(args.target, settings.client), args.collection, bounds, args.json)
 
 
 if __name__ == "__main__":

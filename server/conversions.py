@@ -201,6 +201,7 @@ def collection_info(collection: Collection) -> ix.CollectionInfo:
         document_count=documents,
         chunk_count=chunks,
         embedding_model=config.embedding_model,
+        tuned_model=config.tuned_model,
         embedding_dim=config.embedding_dim,
     )
 

@@ -115,7 +115,7 @@ class IndexMaintenance:
 
         def store() -> list[str]:
             runtime.model_check.require(collection)  # memories live in the collection's space
-            vectors = runtime.embedder.embed_documents([d.text for d in drafts])
+            vectors = runtime.embedders(collection).embed_documents([d.text for d in drafts])
             return collection.memories().add(drafts, vectors)
 
         ids = await run_blocking(context, runtime.executor, store)

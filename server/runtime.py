@@ -23,13 +23,15 @@ from core.embed.embedder_factory import build_embedder
 from core.embed.micro_batcher import MicroBatchingEmbedder
 from core.embed.onnx_embedder import import_onnxruntime
 from core.embed.protocol import Embedder
-from core.embed.sentence_transformer_embedder import default_model_path
+from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder, default_model_path
 from core.errors import IndexNotReady
 from core.indexer import Indexer
 from core.models import Document, SourceType
 from core.retrieve.pipeline import RetrievalPipeline
 from core.retrieve.post_fusion import MemoryOptions
 from core.retrieve.request import RetrievalResult
+from core.tune.collection_embedders import CollectionEmbedders
+from core.tune.tuner import CollectionTuner
 from server.generator_factory import build_context_window, build_generator
 from server.reranker_factory import build_reranker
 from server.settings import Settings
@@ -66,6 +68,8 @@ class Runtime:
         self._pipeline: RetrievalPipeline | None = None
         self._answers: AnswerService | None = None
         self._model_check: ModelCheck | None = None
+        self._embedders: CollectionEmbedders | None = None
+        self._tuner: CollectionTuner | None = None
         prompts_dir = (
             Path(settings.generator.prompts_dir)
             if settings.generator.prompts_dir
@@ -112,13 +116,29 @@ class Runtime:
                 cache.retrieval_ttl_s, cache.retrieval_max_entries
             )
             queries = self.embedding_cache
-        model_check = self._model_check = ModelCheck(self._embedder)
+        embedding_cache = self.embedding_cache
+
+        def tuned_queries(tuned: Embedder) -> Embedder:
+            """A tuned model's queries share the server's query cache (keyed by model)."""
+            return tuned if embedding_cache is None else embedding_cache.for_embedder(tuned)
+
+        embedders = self._embedders = CollectionEmbedders(
+            self._embedder,
+            lambda tuned: SentenceTransformerEmbedder(
+                tuned, choice.device, model.batch_size, cuda_graphs=model.cuda_graphs
+            ),
+            base_queries=queries,
+            wrap_queries=tuned_queries,
+        )
+        self._tuner = CollectionTuner(embedders, choice.device, path)
+        model_check = self._model_check = ModelCheck(self._embedder, embedders)
         self._indexer = Indexer(
             self._embedder,
             self.settings.indexing.chunk_max_tokens,
             self.settings.indexing.max_document_bytes,
             self.settings.limits.max_chunks_per_document,
             model_check=model_check,
+            embedders=embedders,
         )
         generator = build_generator(self.settings.generator, self._embedder)
         memory = self.settings.memory
@@ -130,6 +150,7 @@ class Runtime:
             reranker=build_reranker(self.settings.rerank, generator, loop),
             memory=MemoryOptions(memory.decay_rate_per_hour, memory.weight, memory.min_relevance),
             model_check=model_check,
+            query_embedders=embedders.queries,
         )
         window = build_context_window(self.settings.generator, generator, self._embedder)
         self._answers = AnswerService(
@@ -181,6 +202,21 @@ class Runtime:
         self.require_ready()
         assert self._model_check is not None
         return self._model_check
+
+    @property
+    def embedders(self) -> CollectionEmbedders:
+        """Each collection's embedding model (a tuned one has its own); IndexNotReady until
+        loaded."""
+        self.require_ready()
+        assert self._embedders is not None
+        return self._embedders
+
+    @property
+    def tuner(self) -> CollectionTuner:
+        """Fine-tunes a collection's model copy (core/tune); IndexNotReady until loaded."""
+        self.require_ready()
+        assert self._tuner is not None
+        return self._tuner
 
     @property
     def maintenance(self) -> CollectionMaintenance:

@@ -23,6 +23,7 @@ from core.errors import InvalidArgument
 from core.milvus.options import MilvusIndexKind
 from core.retrieve.fusion import FusionMethod
 from core.retrieve.modes import RetrievalMode
+from core.tune.options import TuneOptions
 
 ENV_PREFIX = "GROUNDWIRE_"
 MIB = 1024 * 1024
@@ -289,6 +290,7 @@ class Settings:
     tracing: TracingSettings = field(default_factory=TracingSettings)
     metrics: MetricsSettings = field(default_factory=MetricsSettings)
     logging: LoggingSettings = field(default_factory=LoggingSettings)
+    tune: TuneOptions = field(default_factory=TuneOptions)  # `groundwire tune` bounds (core/tune)
     log_level: str = "INFO"
 
     def replace(self, **sections: Any) -> Settings:
@@ -349,7 +351,10 @@ def _build(cls: type[Any], raw: Mapping[str, Any], prefix: str) -> Any:
     for name, value in raw.items():
         default = getattr(cls(), name)
         values[name] = _coerce(default, value, f"{prefix}{name}")
-    return cls(**values)
+    try:
+        return cls(**values)
+    except ValueError as exc:  # a section validating itself (e.g. core.tune.options)
+        raise InvalidArgument.field(prefix.rstrip(".") or "settings", str(exc)) from None
 
 
 def _coerce(default: Any, value: Any, name: str) -> Any:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import logging
+import shutil
 import threading
 import time
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +22,7 @@ from core.catalog.version import INCARNATION_KEY, CollectionVersion, new_incarna
 from core.dense.engine_factory import DenseEngine
 from core.dense.protocol import DenseIndex
 from core.dense.torch_exact import TorchExactIndex
+from core.errors import Conflict
 from core.lexical.protocol import LexicalIndex
 from core.lexical.tantivy_index import TantivyIndex
 from core.memory.store import MemoryStore
@@ -38,6 +41,11 @@ MEMORIES_FILE = "memories.sqlite3"
 DENSE_DIR = "dense"
 LEXICAL_DIR = "lexical"
 CONFIG_KEY = "collection_config"
+TUNED_DENSE_PREFIX = "dense-"
+"""A collection re-embedded with a tuned model keeps its dense index in `dense-<model id>/`, so
+the index on disk always belongs to the model the store's config names (core/tune)."""
+MODELS_DIR = "models"
+"""Tuned embedding models of the collection, one sentence-transformers directory per id."""
 COMPACT_PURPOSE = "compact"
 """`directory_swap.sibling_temp` purpose of a lexical index being built by compaction."""
 
@@ -121,6 +129,9 @@ class Collection:
         self._lexical: LexicalIndex = lexical
         self._memories: MemoryStore | None = None
         self._memories_lock = threading.Lock()
+        self._writes_blocked = (
+            ""  # why writes are refused for now ("" = they are not); under write_lock
+        )
         incarnation = store.get_meta(INCARNATION_KEY)
         if incarnation is None:
             raise ValueError(f"{directory} has no incarnation; open it with Collection.open")
@@ -151,9 +162,14 @@ class Collection:
             raise FileNotFoundError(f"{directory} holds no collection") from None
         for purpose in (COMPACT_PURPOSE, SWAP_PURPOSE):
             remove_stale_siblings(directory / LEXICAL_DIR, purpose)
+        remove_unused_model_files(directory, config)
         try:
             dense, dense_report = replay.load_dense(
-                directory / DENSE_DIR, store, config.dense, config.embedding_dim, device
+                directory / dense_dir_name(config),
+                store,
+                config.dense,
+                config.embedding_dim,
+                device,
             )
             lexical, lexical_report = replay.load_lexical(directory / LEXICAL_DIR, store)
         except BaseException:
@@ -167,9 +183,13 @@ class Collection:
             collection._persist_dense_if_due(dense_report.store_sequence)
         return collection
 
-    def commit(self, prepared: Sequence[PreparedDocument]) -> list[UpsertResult | None]:
+    def commit(
+        self, prepared: Sequence[PreparedDocument], tuned_model: str | None = None
+    ) -> list[UpsertResult | None]:
         """Commit prepared documents, each durable on return; per document its result, or None
-        when the store already holds that content hash (an idempotent repeat).
+        when the store already holds that content hash (an idempotent repeat). `tuned_model`:
+        the collection's `config.tuned_model` the vectors were computed for (Conflict when a tune
+        changed it meanwhile); None skips that check.
 
         Under `write_lock`, one protocol: each document's rows and link edges in one store
         transaction, mirrored into the dense and lexical indexes; then the lexical index is
@@ -177,6 +197,12 @@ class Collection:
         """
         results: list[UpsertResult | None] = []
         with self.write_lock:
+            self._require_writable()
+            if tuned_model is not None and tuned_model != self.config.tuned_model:
+                raise Conflict(
+                    f"collection {self.name!r} switched to another embedding model while these "
+                    "documents were embedded (a tune finished); send them again"
+                )
             for item in prepared:
                 document = item.document
                 if self.store.document_hash(document.document_id) == item.content_hash:
@@ -204,6 +230,7 @@ class Collection:
     def delete_documents(self, document_ids: Sequence[str]) -> DeleteResult:
         """Delete documents from the store (durable on return) and from both indexes."""
         with self.write_lock:
+            self._require_writable()
             result = self.store.delete_documents(document_ids)
             if result.removed_row_ids:
                 self._mirror(
@@ -223,6 +250,71 @@ class Collection:
             sequence = self.store.sequence()
             self._commit_indexes(sequence, persist_dense=True)
             return sequence
+
+    @contextmanager
+    def writes_blocked(self, reason: str) -> Iterator[None]:
+        """Refuse upserts and deletes with Conflict(`reason`) until the block ends (a tune
+        re-embedding a snapshot of the collection); searches go on."""
+        with self.write_lock:
+            self._writes_blocked = reason
+        try:
+            yield
+        finally:
+            with self.write_lock:
+                self._writes_blocked = ""
+
+    def _require_writable(self) -> None:
+        if self._writes_blocked:
+            raise Conflict(self._writes_blocked)
+
+    @property
+    def dense_directory(self) -> Path:
+        """Where the dense index of the collection's current model is saved."""
+        return self.directory / dense_dir_name(self.config)
+
+    def adopt_embeddings(
+        self,
+        tuned_model: str,
+        row_ids: npt.NDArray[np.int64],
+        vectors: npt.NDArray[np.float32],
+        dense: DenseEngine,
+        sequence: int,
+        before_commit: Callable[[], None] = lambda: None,
+    ) -> None:
+        """Switch the collection to the tuned model `tuned_model` (a directory under `models/`):
+        `vectors` (float32 (n, d)) replace the stored vector of every live chunk `row_ids`
+        (int64 (n,)), and `dense` (built from them at `sequence`) replaces the dense index.
+
+        The caller holds `write_lock` and the store must still be at `sequence` (Conflict
+        otherwise). The new dense index is saved beside the old one (`dense-<id>/`) first; then
+        one store transaction writes the vectors, the config naming the model and a new
+        incarnation (cached results of the old model become stale): the commit point. A crash
+        before it leaves the old config, vectors and index (the new files are removed on open);
+        after it, the new ones. `before_commit` runs just before that transaction (tests crash
+        there). Searches use the old index until the swap in memory.
+        """
+        if self.store.sequence() != sequence:
+            raise Conflict(
+                f"collection {self.name!r} changed while it was re-embedded; tune it again"
+            )
+        config = replace(self.config, tuned_model=tuned_model)
+        directory = self.directory / dense_dir_name(config)
+        old_directory = self.dense_directory
+        dense.index.save(directory, sequence)
+        before_commit()
+        incarnation = new_incarnation()
+        self.store.replace_embeddings(
+            row_ids, vectors, {CONFIG_KEY: config.to_json(), INCARNATION_KEY: incarnation}
+        )
+        with self._dense_lock:
+            self._engine = dense
+            self.config = config
+            self.incarnation = incarnation
+            self._dense_sequence = sequence
+            self._dense_saved_sequence = sequence
+            self._dense_saved_at = time.monotonic()
+        if old_directory != directory:
+            shutil.rmtree(old_directory, ignore_errors=True)
 
     def _mirror(
         self,
@@ -320,7 +412,7 @@ class Collection:
         `dense` is saved first (atomically); `lexical_build` is a closed Tantivy directory that
         takes the place of the lexical directory. Searches use the old indexes until the swap.
         """
-        dense.index.save(self.directory / DENSE_DIR, sequence)
+        dense.index.save(self.dense_directory, sequence)
         lexical_dir = self.directory / LEXICAL_DIR
         self._lexical.close()  # its writer must let go before the directory moves
         try:
@@ -411,7 +503,7 @@ class Collection:
             self._save_dense(sequence)
 
     def _save_dense(self, sequence: int) -> None:
-        self._dense.save(self.directory / DENSE_DIR, sequence)
+        self._dense.save(self.dense_directory, sequence)
         self._dense_saved_sequence = sequence
         self._dense_saved_at = time.monotonic()
         logger.debug("saved dense index of %s at sequence %d", self.name, sequence)
@@ -434,6 +526,30 @@ def settle_config(
     if stored is None or new_contents or store.get_meta(INCARNATION_KEY) is None:
         store.set_meta(INCARNATION_KEY, new_incarnation())
     return config
+
+
+def dense_dir_name(config: CollectionConfig) -> str:
+    """The directory (under the collection's) holding the dense index of `config`'s model."""
+    return f"{TUNED_DENSE_PREFIX}{config.tuned_model}" if config.tuned_model else DENSE_DIR
+
+
+def remove_unused_model_files(directory: Path, config: CollectionConfig) -> None:
+    """Delete dense indexes and tuned models that `config` does not name: what an interrupted
+    or superseded tune left (run on open, before anything can be tuning)."""
+    keep = dense_dir_name(config)
+    for entry in directory.iterdir():
+        dense_like = entry.name == DENSE_DIR or entry.name.startswith(TUNED_DENSE_PREFIX)
+        if dense_like and entry.name != keep and entry.is_dir():
+            shutil.rmtree(entry, ignore_errors=True)
+            logger.warning(
+                "removed %s: a dense index of a model the collection does not use", entry
+            )
+    models = directory / MODELS_DIR
+    if models.is_dir():
+        for entry in models.iterdir():
+            if entry.name != config.tuned_model:
+                shutil.rmtree(entry, ignore_errors=True)
+                logger.warning("removed %s: a tuned model the collection does not use", entry)
 
 
 def directory_bytes(directory: Path) -> int:

@@ -36,7 +36,7 @@ def validate_collection_name(name: str, field: str = "collection") -> str:
 
 @dataclass(frozen=True, slots=True)
 class CollectionConfig:
-    """What a collection was created with; fixed for its lifetime.
+    """What a collection was created with; fixed for its lifetime except `tuned_model`.
 
     `chunker_kind`, `chunk_max_tokens` and `chunk_overlap_tokens` are the default chunking of
     the collection's documents (see `chunking`). `section_lead_weight` is how much of its
@@ -51,6 +51,9 @@ class CollectionConfig:
     chunker_kind: ChunkerKind = ChunkerKind.STRUCTURE
     chunk_overlap_tokens: int = DEFAULT_OVERLAP_TOKENS
     section_lead_weight: float = SECTION_LEAD_WEIGHT
+    tuned_model: str = ""
+    """Id of the tuned embedding model under the collection's `models/` ("" = the server's
+    model); set by `groundwire tune` (core/tune), the one change after creation."""
 
     @property
     def chunking(self) -> ChunkingSpec:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 import weakref
+from collections.abc import Callable
 
 import numpy as np
 
@@ -39,26 +40,44 @@ class ModelCheck:
     again; an empty collection is not judged until it holds chunks.
     """
 
-    def __init__(self, embedder: Embedder) -> None:
+    def __init__(
+        self, embedder: Embedder, embedders: Callable[[Collection], Embedder] | None = None
+    ) -> None:
+        """`embedders`: the model of each collection (a tuned collection has its own copy,
+        core/tune); `embedder` for all when None. A verdict holds until the collection's tuned
+        model changes."""
         self._embedder = embedder
-        self._verdicts: weakref.WeakKeyDictionary[Collection, str] = weakref.WeakKeyDictionary()
+        self._embedders = embedders
+        self._verdicts: weakref.WeakKeyDictionary[Collection, tuple[str, str]] = (
+            weakref.WeakKeyDictionary()
+        )
         self._lock = threading.Lock()
 
     def require(self, collection: Collection) -> None:
         """Raise FailedPrecondition when `collection` was indexed with another model."""
-        verdict = self._verdicts.get(collection)
+        verdict = self._verdict(collection)
         if verdict is None:
             with self._lock:
-                verdict = self._verdicts.get(collection)
+                verdict = self._verdict(collection)
                 if verdict is None:
                     verdict = self._judge(collection)
         if verdict:
             raise FailedPrecondition(verdict)
 
+    def _verdict(self, collection: Collection) -> str | None:
+        kept = self._verdicts.get(collection)
+        if kept is None or kept[0] != collection.config.tuned_model:
+            return None
+        return kept[1]
+
+    def _model(self, collection: Collection) -> Embedder:
+        return self._embedder if self._embedders is None else self._embedders(collection)
+
     def _judge(self, collection: Collection) -> str:
         """The verdict, kept for the collection: "" for the same model, else the error message;
         "" and nothing kept while the collection holds no chunks."""
-        embedder = self._embedder
+        embedder = self._model(collection)
+        model = collection.config.tuned_model
         stored_dim = collection.config.embedding_dim
         if stored_dim and stored_dim != embedder.dimension:
             verdict = (
@@ -66,7 +85,7 @@ class ModelCheck:
                 f"server's embedding model ({embedder.model_name}) makes {embedder.dimension}-"
                 f"dimensional ones; {_FIX}"
             )
-            self._verdicts[collection] = verdict
+            self._verdicts[collection] = (model, verdict)
             return verdict
         row_ids, stored = next(
             collection.store.iter_live_vectors(batch_size=SAMPLE_CHUNKS), ([], [])
@@ -76,7 +95,7 @@ class ModelCheck:
         if not kept:
             return ""  # nothing indexed yet: the first write decides, the next check judges
         sampled = [chunks[int(row_ids[position])] for position in kept]
-        fresh = self._fresh_vectors(collection, sampled)
+        fresh = self._fresh_vectors(collection, sampled, embedder)
         cosines = np.sum(fresh * np.asarray(stored, dtype=np.float32)[kept], axis=1)
         worst = float(cosines.min())
         verdict = ""
@@ -90,10 +109,12 @@ class ModelCheck:
                 f"{_FIX}"
             )
             logger.error("%s", verdict)
-        self._verdicts[collection] = verdict
+        self._verdicts[collection] = (model, verdict)
         return verdict
 
-    def _fresh_vectors(self, collection: Collection, sampled: list[Chunk]) -> np.ndarray:
+    def _fresh_vectors(
+        self, collection: Collection, sampled: list[Chunk], embedder: Embedder
+    ) -> np.ndarray:
         """The sampled chunks' vectors as the indexer would write them now: a chunk mixed with
         its section's lead (the section's first chunk in its document) is recomputed with it."""
         weight = collection.config.section_lead_weight
@@ -102,7 +123,7 @@ class ModelCheck:
             lead = self._section_lead(collection, chunk) if weight else chunk
             pair = [chunk] if lead.ordinal == chunk.ordinal else [lead, chunk]
             documents.append([(c.section_path, c.text) for c in pair])
-        vectors = chunk_vectors(self._embedder, documents, weight)
+        vectors = chunk_vectors(embedder, documents, weight)
         ends = np.cumsum([len(d) for d in documents]) - 1
         fresh: np.ndarray = vectors[ends]
         return fresh

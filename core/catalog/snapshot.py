@@ -26,7 +26,13 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from core.catalog.collection import DENSE_DIR, STORE_FILE, Collection, directory_bytes
+from core.catalog.collection import (
+    MODELS_DIR,
+    STORE_FILE,
+    Collection,
+    dense_dir_name,
+    directory_bytes,
+)
 from core.catalog.directory_swap import RESTORE_PURPOSE, replace_directory, sibling_temp
 from core.catalog.snapshot_manifest import (
     SNAPSHOT_ID,
@@ -199,7 +205,11 @@ def _fill(
             for path in sorted(collection.directory.glob(DATABASE_GLOB)):
                 readers[path.name] = begin_snapshot_read(path)
             if include_dense_index:
-                collection.save_dense_copy(temp / DENSE_DIR)
+                collection.save_dense_copy(temp / dense_dir_name(collection.config))
+            if collection.config.tuned_model:  # its own model: a restore must bring it along
+                model = Path(MODELS_DIR) / collection.config.tuned_model
+                shutil.copytree(collection.directory / model, temp / model)
+            config = collection.config.to_json()
             created = clock()
             held = time.perf_counter() - locked
         logger.info("snapshot of %s held the write lock for %.3fs", collection.name, held)
@@ -224,7 +234,7 @@ def _fill(
         created_unix_ms=int(created.timestamp() * 1000),
         includes_dense_index=include_dense_index,
     )
-    return Manifest(info, collection.config.to_json(), files)
+    return Manifest(info, config, files)
 
 
 def _publish(temp: Path, snapshots_root: Path, manifest: Manifest) -> SnapshotInfo:

@@ -6,7 +6,7 @@ import functools
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -21,8 +21,13 @@ from core.models import Document, SourceType
 from core.retrieve.pipeline import RetrievalPipeline
 from core.retrieve.query_text import normalize_query
 from core.retrieve.request import RetrievalRequest
+from core.tune.collection_embedders import CollectionEmbedders
+from core.tune.options import TuneOptions
+from core.tune.tuner import CollectionTuner, TuneReport
 
 EVAL_COLLECTION = "eval"
+TUNED_COLLECTION = "tuned"
+"""With `Tuning`: a copy of the eval collection, tuned (a configuration names it to search it)."""
 INDEX_BATCH = 64
 CHUNK_HITS = 100
 BASELINE = "whole-section baseline"
@@ -51,6 +56,16 @@ def index_dataset(
         indexer.index(collection, batch)
         progress(len(batch))
     collection.checkpoint()
+
+
+@dataclass(frozen=True, slots=True)
+class Tuning:
+    """Tune a copy of the eval collection (`TUNED_COLLECTION`) before scoring: the tuner, the
+    per-collection embedders it and the pipeline share, and the bounds."""
+
+    tuner: CollectionTuner
+    embedders: CollectionEmbedders
+    options: TuneOptions
 
 
 def ranked_documents(pipeline: RetrievalPipeline, request: RetrievalRequest, k: int) -> list[str]:
@@ -95,6 +110,8 @@ def evaluate_configurations(
     k: int = 10,
     progress: Callable[[str, int], None] = lambda stage, n: None,
     variants: Mapping[str, CollectionConfig] | None = None,
+    tuning: Tuning | None = None,
+    tune_reports: list[TuneReport] | None = None,
 ) -> dict[str, dict[str, float]]:
     """Metrics@k of the whole-section baseline (`BASELINE`) and of each configuration label; each
     request is a template whose query is replaced.
@@ -102,6 +119,8 @@ def evaluate_configurations(
     The dataset is indexed with `config` (the collection a template with an empty `collection`
     searches) and once more per entry of `variants` (collection config by name; a template names
     the variant in its `collection`). The embedder should cache: variants re-embed the same texts.
+    With `tuning`, one more copy (`TUNED_COLLECTION`) is indexed and tuned (never reading the
+    queries or labels), its report appended to `tune_reports`.
     """
     with (
         tempfile.TemporaryDirectory(prefix="groundwire-eval-") as tmp,
@@ -120,7 +139,26 @@ def evaluate_configurations(
                 functools.partial(progress, f"index {name}"),
                 name,
             )
-        pipeline = RetrievalPipeline(catalog, embedder, pool)
+        query_embedders = None
+        if tuning is not None:
+            index_dataset(
+                dataset,
+                catalog,
+                indexer,
+                config,
+                functools.partial(progress, "index tuned"),
+                TUNED_COLLECTION,
+            )
+            tuned = catalog.get(DEFAULT_TENANT, TUNED_COLLECTION)
+            report = tuning.tuner.tune(
+                tuned,
+                tuning.options,
+                lambda p: progress(f"tune {p.stage}", 0),
+            )
+            if tune_reports is not None:
+                tune_reports.append(report)
+            query_embedders = tuning.embedders.queries
+        pipeline = RetrievalPipeline(catalog, embedder, pool, query_embedders=query_embedders)
         baseline = whole_section_run(dataset, embedder, k, lambda n: progress("baseline", n))
         results: dict[str, dict[str, float]] = {BASELINE: evaluate_run(baseline, dataset.qrels, k)}
         for label, template in configurations.items():

@@ -23,12 +23,10 @@ from core.milvus.client import MilvusConnections
 from core.milvus.dense import MilvusDenseIndex
 from core.milvus.lexical import MilvusLexicalIndex
 from core.milvus.options import MilvusOptions
+from core.milvus.refusals import BACKUP_TOOL, TUNE_OPERATION, TUNE_REFUSAL
 from core.milvus.store import MilvusStore
 
 logger = logging.getLogger(__name__)
-
-BACKUP_TOOL = "milvus-backup (https://github.com/zilliztech/milvus-backup)"
-
 
 class MilvusBackend:
     """Collections in one Milvus deployment, shared by every replica pointed at it."""
@@ -40,7 +38,10 @@ class MilvusBackend:
         self._connections = MilvusConnections(options)
 
     def maintenance_refusal(self, operation: str) -> str | None:
-        """Snapshots, restores and compaction belong to Milvus in this mode."""
+        """Snapshots, restores and compaction belong to Milvus in this mode; tuning needs a
+        collection's own model on local disk, which shared replicas don't have."""
+        if operation == TUNE_OPERATION:
+            return TUNE_REFUSAL
         return (
             f'{operation} is not available with storage.backend = "milvus": the collections '
             f"live in Milvus, which compacts them itself; back them up and restore them with "

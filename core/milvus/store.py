@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import secrets
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from core.errors import FailedPrecondition
 from core.milvus import naming
 from core.milvus.entities import (
     chunk_entity,
@@ -31,6 +32,7 @@ from core.milvus.filter_expression import chunk_filter_expression, string_litera
 from core.milvus.link_graph import MilvusLinkGraph
 from core.milvus.options import MilvusOptions
 from core.milvus.queries import query_all, query_pages
+from core.milvus.refusals import TUNE_REFUSAL
 from core.milvus.schema import (
     CHUNK_OUTPUT_FIELDS,
     RECORD_VECTOR_DIM,
@@ -173,6 +175,13 @@ class MilvusStore:
             self._write_document(document, content_hash, len(chunks), sequence, links)
             self._publish(sequence)
         return UpsertResult(sequence, tuple(row_ids), tuple(removed))
+
+    def replace_embeddings(
+        self, row_ids: np.ndarray, embeddings: np.ndarray, meta: Mapping[str, str]
+    ) -> None:
+        """Not in Milvus mode: re-embedding with a tuned model is refused before it gets here
+        (`MilvusBackend.maintenance_refusal`); this keeps a direct caller from half-doing it."""
+        raise FailedPrecondition(TUNE_REFUSAL)
 
     def delete_documents(self, document_ids: Sequence[str]) -> DeleteResult:
         """Delete the named documents and their chunks; one sequence for the whole call."""

@@ -69,6 +69,7 @@ class _Started:
     keywords: tuple[str, ...]
     lexical_text: str
     lexical: Future[Ranking] | None  # started before the embedding: it does not need the vector
+    embedder: Embedder  # the collection's query embedder (awaitable)
 
 
 class RetrievalPipeline:
@@ -83,11 +84,15 @@ class RetrievalPipeline:
         reranker: Reranker | None = None,
         memory: MemoryOptions | None = None,
         model_check: ModelCheck | None = None,
+        query_embedders: Callable[[Collection], Embedder] | None = None,
     ) -> None:
         """`model_check`: refuse collections indexed with another model (FailedPrecondition);
-        None skips the check and trusts stored token counts only when the model names agree."""
+        None skips the check and trusts stored token counts only when the model names agree.
+        `query_embedders`: the query embedder of each collection (a tuned collection has its
+        own model, core/tune); `embedder` for all when None."""
         self._catalog = catalog
         self._embedder = embedder
+        self._query_embedders = query_embedders
         self._executor = executor
         self._cache = cache
         self._reranker = reranker
@@ -137,10 +142,19 @@ class RetrievalPipeline:
             return True
         return collection.config.embedding_model == self._embedder.model_name
 
+    def _embedder_for(self, collection: Collection) -> Embedder:
+        """The query embedder of `collection`: its tuned model's, or the shared one."""
+        if self._query_embedders is None:
+            return self._embedder
+        return self._query_embedders(collection)
+
     def _run(self, collection: Collection, request: RetrievalRequest) -> RetrievalResult:
         timer = StageTimer()
         keywords, lexical_text = _preprocess(request, timer)
-        query = self._embed(request, keywords, lexical_text, timer, collection.searches_on_device)
+        embedder = self._embedder_for(collection)
+        query = self._embed(
+            request, keywords, lexical_text, timer, embedder, collection.searches_on_device
+        )
         return self._search(collection, request, query, timer)
 
     async def retrieve_async(self, request: RetrievalRequest, offload: Offload) -> RetrievalResult:
@@ -149,7 +163,7 @@ class RetrievalPipeline:
         waiting for its shared embedding batch holds no thread and batches can grow with the
         load. Falls back to `offload(retrieve)` when the embedder cannot be awaited or the
         collection searches on a GPU (the vector then stays on the device)."""
-        if not awaitable(self._embedder) or request.mode is RetrievalMode.LEXICAL:
+        if request.mode is RetrievalMode.LEXICAL:
             result: RetrievalResult = await offload(self.retrieve, request)
             return result
         with span("retrieve", attributes.retrieval_request(request)) as current:
@@ -176,7 +190,8 @@ class RetrievalPipeline:
         collection = self._catalog.get(request.tenant, request.collection)
         if self._model_check is not None:
             self._model_check.require(collection)
-        if collection.searches_on_device:
+        embedder = self._embedder_for(collection)
+        if collection.searches_on_device or not awaitable(embedder):
             return self._retrieve(request)
         version = None
         if self._cache is not None:
@@ -189,11 +204,11 @@ class RetrievalPipeline:
         timer = StageTimer()
         keywords, lexical_text = _preprocess(request, timer)
         lexical = self._start_lexical(collection, request, lexical_text, timer)
-        return _Started(collection, version, timer, keywords, lexical_text, lexical)
+        return _Started(collection, version, timer, keywords, lexical_text, lexical, embedder)
 
     async def _embed_async(self, request: RetrievalRequest, started: _Started) -> QueryVector:
         """`_embed`, awaited: the same vector, the same BM25 fallback when the model fails."""
-        embedder = self._embedder
+        embedder = started.embedder
         assert isinstance(embedder, AsyncQueryEmbedder)
         keywords, lexical_text = started.keywords, started.lexical_text
         with started.timer.stage("embed"):
@@ -288,6 +303,7 @@ class RetrievalPipeline:
         keywords: tuple[str, ...],
         lexical_text: str,
         timer: StageTimer,
+        embedder: Embedder,
         on_device: bool = False,
     ) -> QueryVector:
         """The query vector, or a lexical-only query with a warning when the embedder fails.
@@ -299,7 +315,7 @@ class RetrievalPipeline:
             return QueryVector(lexical_text, keywords, None, False, ())
         with timer.stage("embed"):
             try:
-                vector, hit = embed_query(self._embedder, request.query, on_device)
+                vector, hit = embed_query(embedder, request.query, on_device)
             except Overloaded:
                 raise  # a full batching queue is RESOURCE_EXHAUSTED with retry-after, not a fallback
             except Exception as exc:  # noqa: BLE001 - any model failure degrades to BM25

@@ -8,7 +8,7 @@ file-level maintenance (compaction, snapshots) needs: the database file it lives
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -53,6 +53,12 @@ class Store(Protocol):
 
     def delete_documents(self, document_ids: Sequence[str]) -> DeleteResult:
         """Delete the named documents and their chunks (one change each)."""
+        ...
+
+    def replace_embeddings(
+        self, row_ids: np.ndarray, embeddings: np.ndarray, meta: Mapping[str, str]
+    ) -> None:
+        """Overwrite the vectors of live chunks and set meta keys in one transaction."""
         ...
 
     def set_meta(self, key: str, value: str) -> None:

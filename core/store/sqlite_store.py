@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
@@ -175,6 +175,28 @@ class SqliteStore:
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 (key, value),
             )
+
+    def replace_embeddings(
+        self, row_ids: np.ndarray, embeddings: np.ndarray, meta: Mapping[str, str]
+    ) -> None:
+        """Overwrite the stored vector of each chunk `row_ids` (int64 (n,)) with `embeddings`
+        (float32 (n, d)) and set the `meta` keys, in one transaction; the sequence does not move
+        (a re-embedding with another model, core/tune). ValueError when a row id is not live."""
+        matrix = self._checked_embeddings(embeddings, len(row_ids))
+        with self._transaction() as db:
+            for row_id, vector in zip(row_ids, matrix, strict=True):
+                cursor = db.execute(
+                    "UPDATE chunks SET embedding = ? WHERE row_id = ?",
+                    (vector.tobytes(), int(row_id)),
+                )
+                if cursor.rowcount != 1:
+                    raise ValueError(f"chunk row {int(row_id)} is not live")
+            for key, value in meta.items():
+                db.execute(
+                    "INSERT INTO meta (key, value) VALUES (?, ?) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (key, value),
+                )
 
     def _checked_embeddings(self, embeddings: np.ndarray, count: int) -> np.ndarray:
         if count == 0:

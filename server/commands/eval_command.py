@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -14,13 +16,15 @@ from core.embed.cached_embedder import CachedEmbedder
 from core.embed.device import select_device
 from core.embed.embedder_factory import build_embedder
 from core.embed.protocol import Embedder
-from core.embed.sentence_transformer_embedder import default_model_path
+from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder, default_model_path
 from core.eval.beir import load_beir, subset
-from core.eval.runner import BASELINE, evaluate_configurations
+from core.eval.runner import BASELINE, TUNED_COLLECTION, Tuning, evaluate_configurations
 from core.retrieve.expansion_policy import ExpansionPolicy, ExpansionStrategy
 from core.retrieve.fusion import FusionMethod
 from core.retrieve.modes import RetrievalMode
 from core.retrieve.request import RetrievalRequest
+from core.tune.collection_embedders import CollectionEmbedders
+from core.tune.tuner import CollectionTuner, TuneReport
 from server.settings import Settings
 
 METRICS = ("mrr@10", "recall@10", "ndcg@10")
@@ -91,6 +95,15 @@ def configurations(settings: Settings) -> dict[str, RetrievalRequest]:
     }
 
 
+def tuned_configurations(settings: Settings) -> dict[str, RetrievalRequest]:
+    """`--tune`: the default and dense configurations on the tuned copy of the collection."""
+    plain = configurations(settings)
+    return {
+        f"tuned {label}": replace(plain[label], collection=TUNED_COLLECTION)
+        for label in ("dense", "default")
+    }
+
+
 def run_eval(
     settings: Settings,
     dataset_dir: Path,
@@ -98,10 +111,12 @@ def run_eval(
     output: Path | None,
     cache: Path | None = None,
     subset_of: tuple[str, int] | None = None,
+    tune: bool = False,
 ) -> None:
     """Index the dataset in a temporary collection, score every configuration, print the table.
 
     `subset_of`: (id prefix, distractors) to run on part of the corpus (`core.eval.beir.subset`).
+    `tune`: also tune a copy of the collection (settings `tune`) and score it ("tuned ..." rows).
     """
     dataset = load_beir(dataset_dir)
     if subset_of is not None:
@@ -124,8 +139,22 @@ def run_eval(
         embedding_dim=embedder.dimension,
     )
     bars: dict[str, tqdm] = {}
+    tuning: Tuning | None = None
+    if tune:
+        embedders = CollectionEmbedders(
+            embedder,
+            lambda tuned: SentenceTransformerEmbedder(
+                tuned, device.device, settings.model.batch_size
+            ),
+        )
+        tuning = Tuning(CollectionTuner(embedders, device.device, path), embedders, settings.tune)
+    reports: list[TuneReport] = []
 
     def progress(stage: str, n: int) -> None:
+        if stage.startswith("tune "):
+            if not as_json:
+                print(f"tune: {stage[5:]}", flush=True)
+            return
         if stage not in bars:
             per_document = stage.startswith("index") or stage == "baseline"
             total = len(dataset.corpus) if per_document else len(dataset.queries)
@@ -135,13 +164,18 @@ def run_eval(
         bars[stage].update(n)
 
     started = time.perf_counter()
+    chosen = configurations(settings)
+    if tune:
+        chosen |= tuned_configurations(settings)
     results = evaluate_configurations(
         dataset,
         embedder,
-        configurations(settings),
+        chosen,
         config,
         progress=progress,
         variants=variants(config),
+        tuning=tuning,
+        tune_reports=reports,
     )
     for bar in bars.values():
         bar.close()
@@ -154,12 +188,20 @@ def run_eval(
         "seconds": round(time.perf_counter() - started, 1),
         "results": results,
     }
+    if reports:
+        report["tune"] = {
+            "options": dataclasses.asdict(settings.tune),
+            **dataclasses.asdict(reports[0]),
+            "load_average": [round(x, 2) for x in os.getloadavg()],
+        }
     if output is not None:
         output.write_text(json.dumps(report, indent=2) + "\n")
     if as_json:
         print(json.dumps(report))
         return
     print(format_table(results))
+    if reports:
+        print(format_tune(reports[0]))
 
 
 def format_table(results: dict[str, dict[str, float]]) -> str:
@@ -177,3 +219,14 @@ def format_table(results: dict[str, dict[str, float]]) -> str:
             + f" | {metrics['recall@10'] - base['recall@10']:+.3f} |"
         )
     return "\n".join(lines)
+
+
+def format_tune(report: TuneReport) -> str:
+    """One line on what `--tune` did and what it cost."""
+    return (
+        f"tune: {report.pairs} pairs ({report.train_pairs} train, {report.held_out_pairs} held "
+        f"out), {report.epochs} epoch(s), {report.steps} steps ({report.stopped_because}); "
+        f"held-out top-1 {report.held_out_before:.3f} -> {report.held_out_after:.3f}; "
+        f"train {report.train_seconds:.0f}s + re-embed {report.reembed_seconds:.0f}s "
+        f"({report.chunks} chunks) = {report.total_seconds:.0f}s"
+    )

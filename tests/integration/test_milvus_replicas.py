@@ -132,6 +132,18 @@ def test_file_maintenance_is_refused_naming_milvus_backup(
         )
 
 
+def test_tuning_is_refused_in_milvus_mode(replicas: tuple[Replica, Replica]) -> None:
+    """A tuned model would live on one replica's disk; every replica serves the same corpus."""
+    a, b = replicas
+    before = b.retrieve_ids()
+    with pytest.raises(grpc.RpcError) as caught:
+        a.index.TuneCollection(ix.TuneCollectionRequest(collection="shared", max_steps=1))
+    assert caught.value.code() is grpc.StatusCode.FAILED_PRECONDITION
+    assert 'storage.backend = "milvus"' in caught.value.details()
+    assert 'tune with storage.backend = "local"' in caught.value.details()
+    assert b.retrieve_ids() == before
+
+
 def test_without_pymilvus_a_milvus_server_refuses_to_start(tmp_path: Path) -> None:
     hidden = tmp_path / "no-pymilvus"
     hidden.mkdir()

@@ -8,6 +8,7 @@ import grpc
 
 from groundwire.async_invoker import AsyncInvoker
 from groundwire.errors import GroundwireError
+from groundwire.index_calls import tune_request
 from groundwire.upsert_batches import (
     DEFAULT_BATCH_BYTES,
     DocumentLike,
@@ -106,3 +107,18 @@ class AsyncIndexCalls:
         """Sizes, index state and cache figures of a collection ("" : the default collection)."""
         request = ix.StatsRequest(collection=collection)
         return await self._invoker.unary(self._index.Stats, request, timeout)
+
+    async def tune_collection(
+        self,
+        collection: str = "",
+        *,
+        max_steps: int | None = None,
+        max_epochs: int | None = None,
+        max_pairs: int | None = None,
+        max_seconds: float | None = None,
+        timeout: float | None = None,
+    ) -> ix.TuneCollectionResponse:
+        """Fine-tune the collection's own copy of the embedding model and re-embed it (admin);
+        see `Client.tune_collection`."""
+        request = tune_request(collection, max_steps, max_epochs, max_pairs, max_seconds)
+        return await self._invoker.unary(self._index.TuneCollection, request, timeout)

@@ -115,3 +115,44 @@ class IndexCalls:
         request = ix.StatsRequest(collection=collection)
         response: ix.StatsResponse = self._invoker.unary(self._index.Stats, request, timeout)
         return response
+
+    def tune_collection(
+        self,
+        collection: str = "",
+        *,
+        max_steps: int | None = None,
+        max_epochs: int | None = None,
+        max_pairs: int | None = None,
+        max_seconds: float | None = None,
+        timeout: float | None = None,
+    ) -> ix.TuneCollectionResponse:
+        """Fine-tune the collection's own copy of the embedding model and re-embed it (admin).
+
+        Takes minutes; leave `timeout` None (no deadline) or give it room. The bounds tighten
+        the server's `tune` settings; None keeps them.
+        """
+        request = tune_request(collection, max_steps, max_epochs, max_pairs, max_seconds)
+        response: ix.TuneCollectionResponse = self._invoker.unary(
+            self._index.TuneCollection, request, timeout
+        )
+        return response
+
+
+def tune_request(
+    collection: str,
+    max_steps: int | None,
+    max_epochs: int | None,
+    max_pairs: int | None,
+    max_seconds: float | None,
+) -> ix.TuneCollectionRequest:
+    """A TuneCollectionRequest with only the given bounds set."""
+    request = ix.TuneCollectionRequest(collection=collection)
+    if max_steps is not None:
+        request.max_steps = max_steps
+    if max_epochs is not None:
+        request.max_epochs = max_epochs
+    if max_pairs is not None:
+        request.max_pairs = max_pairs
+    if max_seconds is not None:
+        request.max_seconds = max_seconds
+    return request

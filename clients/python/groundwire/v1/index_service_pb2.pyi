@@ -156,7 +156,7 @@ class CreateCollectionRequest(_message.Message):
     def __init__(self, name: _Optional[str] = ..., dense_index: _Optional[_Union[DenseIndexConfig, _Mapping]] = ..., chunking: _Optional[_Union[ChunkingOptions, _Mapping]] = ..., description: _Optional[str] = ...) -> None: ...
 
 class CollectionInfo(_message.Message):
-    __slots__ = ("name", "description", "dense_index", "chunking", "document_count", "chunk_count", "embedding_model", "embedding_dim")
+    __slots__ = ("name", "description", "dense_index", "chunking", "document_count", "chunk_count", "embedding_model", "embedding_dim", "tuned_model")
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     DENSE_INDEX_FIELD_NUMBER: _ClassVar[int]
@@ -165,6 +165,7 @@ class CollectionInfo(_message.Message):
     CHUNK_COUNT_FIELD_NUMBER: _ClassVar[int]
     EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
     EMBEDDING_DIM_FIELD_NUMBER: _ClassVar[int]
+    TUNED_MODEL_FIELD_NUMBER: _ClassVar[int]
     name: str
     description: str
     dense_index: DenseIndexConfig
@@ -173,7 +174,8 @@ class CollectionInfo(_message.Message):
     chunk_count: int
     embedding_model: str
     embedding_dim: int
-    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., dense_index: _Optional[_Union[DenseIndexConfig, _Mapping]] = ..., chunking: _Optional[_Union[ChunkingOptions, _Mapping]] = ..., document_count: _Optional[int] = ..., chunk_count: _Optional[int] = ..., embedding_model: _Optional[str] = ..., embedding_dim: _Optional[int] = ...) -> None: ...
+    tuned_model: str
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., dense_index: _Optional[_Union[DenseIndexConfig, _Mapping]] = ..., chunking: _Optional[_Union[ChunkingOptions, _Mapping]] = ..., document_count: _Optional[int] = ..., chunk_count: _Optional[int] = ..., embedding_model: _Optional[str] = ..., embedding_dim: _Optional[int] = ..., tuned_model: _Optional[str] = ...) -> None: ...
 
 class CreateCollectionResponse(_message.Message):
     __slots__ = ("collection",)
@@ -377,3 +379,47 @@ class AddMemoriesResponse(_message.Message):
     MEMORY_IDS_FIELD_NUMBER: _ClassVar[int]
     memory_ids: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, memory_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class TuneCollectionRequest(_message.Message):
+    __slots__ = ("collection", "max_steps", "max_epochs", "max_pairs", "max_seconds")
+    COLLECTION_FIELD_NUMBER: _ClassVar[int]
+    MAX_STEPS_FIELD_NUMBER: _ClassVar[int]
+    MAX_EPOCHS_FIELD_NUMBER: _ClassVar[int]
+    MAX_PAIRS_FIELD_NUMBER: _ClassVar[int]
+    MAX_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    collection: str
+    max_steps: int
+    max_epochs: int
+    max_pairs: int
+    max_seconds: float
+    def __init__(self, collection: _Optional[str] = ..., max_steps: _Optional[int] = ..., max_epochs: _Optional[int] = ..., max_pairs: _Optional[int] = ..., max_seconds: _Optional[float] = ...) -> None: ...
+
+class TuneCollectionResponse(_message.Message):
+    __slots__ = ("model_id", "pairs", "train_pairs", "held_out_pairs", "epochs", "steps", "held_out_accuracy_before", "held_out_accuracy_after", "stopped_because", "chunks", "train_seconds", "reembed_seconds", "total_seconds")
+    MODEL_ID_FIELD_NUMBER: _ClassVar[int]
+    PAIRS_FIELD_NUMBER: _ClassVar[int]
+    TRAIN_PAIRS_FIELD_NUMBER: _ClassVar[int]
+    HELD_OUT_PAIRS_FIELD_NUMBER: _ClassVar[int]
+    EPOCHS_FIELD_NUMBER: _ClassVar[int]
+    STEPS_FIELD_NUMBER: _ClassVar[int]
+    HELD_OUT_ACCURACY_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    HELD_OUT_ACCURACY_AFTER_FIELD_NUMBER: _ClassVar[int]
+    STOPPED_BECAUSE_FIELD_NUMBER: _ClassVar[int]
+    CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    TRAIN_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    REEMBED_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    model_id: str
+    pairs: int
+    train_pairs: int
+    held_out_pairs: int
+    epochs: int
+    steps: int
+    held_out_accuracy_before: float
+    held_out_accuracy_after: float
+    stopped_because: str
+    chunks: int
+    train_seconds: float
+    reembed_seconds: float
+    total_seconds: float
+    def __init__(self, model_id: _Optional[str] = ..., pairs: _Optional[int] = ..., train_pairs: _Optional[int] = ..., held_out_pairs: _Optional[int] = ..., epochs: _Optional[int] = ..., steps: _Optional[int] = ..., held_out_accuracy_before: _Optional[float] = ..., held_out_accuracy_after: _Optional[float] = ..., stopped_because: _Optional[str] = ..., chunks: _Optional[int] = ..., train_seconds: _Optional[float] = ..., reembed_seconds: _Optional[float] = ..., total_seconds: _Optional[float] = ...) -> None: ...

@@ -100,6 +100,11 @@ class IndexServiceStub:
                 request_serializer=groundwire_dot_v1_dot_index__service__pb2.AddMemoriesRequest.SerializeToString,
                 response_deserializer=groundwire_dot_v1_dot_index__service__pb2.AddMemoriesResponse.FromString,
                 _registered_method=True)
+        self.TuneCollection = channel.unary_unary(
+                '/groundwire.v1.IndexService/TuneCollection',
+                request_serializer=groundwire_dot_v1_dot_index__service__pb2.TuneCollectionRequest.SerializeToString,
+                response_deserializer=groundwire_dot_v1_dot_index__service__pb2.TuneCollectionResponse.FromString,
+                _registered_method=True)
 
 
 class IndexServiceServicer:
@@ -203,6 +208,17 @@ class IndexServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def TuneCollection(self, request, context):
+        """TuneCollection fine-tunes a copy of the embedding model on the collection's own structure
+        (section heading -> section text pairs, no labels) and re-embeds the collection with it; the
+        collection's queries then use the tuned copy, other collections keep the server's model.
+        Queries are served from the old vectors until the swap; writes to the collection are refused
+        (ABORTED) while it runs. Takes minutes (training and re-embedding). Requires the admin role.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_IndexServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -270,6 +286,11 @@ def add_IndexServiceServicer_to_server(servicer, server):
                     servicer.AddMemories,
                     request_deserializer=groundwire_dot_v1_dot_index__service__pb2.AddMemoriesRequest.FromString,
                     response_serializer=groundwire_dot_v1_dot_index__service__pb2.AddMemoriesResponse.SerializeToString,
+            ),
+            'TuneCollection': grpc.unary_unary_rpc_method_handler(
+                    servicer.TuneCollection,
+                    request_deserializer=groundwire_dot_v1_dot_index__service__pb2.TuneCollectionRequest.FromString,
+                    response_serializer=groundwire_dot_v1_dot_index__service__pb2.TuneCollectionResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -624,6 +645,33 @@ class IndexService:
             '/groundwire.v1.IndexService/AddMemories',
             groundwire_dot_v1_dot_index__service__pb2.AddMemoriesRequest.SerializeToString,
             groundwire_dot_v1_dot_index__service__pb2.AddMemoriesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def TuneCollection(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/groundwire.v1.IndexService/TuneCollection',
+            groundwire_dot_v1_dot_index__service__pb2.TuneCollectionRequest.SerializeToString,
+            groundwire_dot_v1_dot_index__service__pb2.TuneCollectionResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -913,7 +913,10 @@ type CollectionInfo struct {
 	// Embedding model the collection was built with.
 	EmbeddingModel string `protobuf:"bytes,7,opt,name=embedding_model,json=embeddingModel,proto3" json:"embedding_model,omitempty"`
 	// Embedding dimension.
-	EmbeddingDim  uint32 `protobuf:"varint,8,opt,name=embedding_dim,json=embeddingDim,proto3" json:"embedding_dim,omitempty"`
+	EmbeddingDim uint32 `protobuf:"varint,8,opt,name=embedding_dim,json=embeddingDim,proto3" json:"embedding_dim,omitempty"`
+	// Id of the collection's own tuned copy of the embedding model (TuneCollection), which embeds
+	// its chunks and queries; empty: the server's model.
+	TunedModel    string `protobuf:"bytes,9,opt,name=tuned_model,json=tunedModel,proto3" json:"tuned_model,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1002,6 +1005,13 @@ func (x *CollectionInfo) GetEmbeddingDim() uint32 {
 		return x.EmbeddingDim
 	}
 	return 0
+}
+
+func (x *CollectionInfo) GetTunedModel() string {
+	if x != nil {
+		return x.TunedModel
+	}
+	return ""
 }
 
 // CreateCollectionResponse returns the new collection.
@@ -2289,6 +2299,245 @@ func (x *AddMemoriesResponse) GetMemoryIds() []string {
 	return nil
 }
 
+// TuneCollectionRequest names the collection to tune and optionally tightens the server's bounds
+// (settings section `tune`).
+type TuneCollectionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Collection name. Empty: the default collection.
+	Collection string `protobuf:"bytes,1,opt,name=collection,proto3" json:"collection,omitempty"`
+	// Most optimizer steps. Unset: the server's tune.max_steps (0, bounded by epochs only).
+	MaxSteps *uint32 `protobuf:"varint,2,opt,name=max_steps,json=maxSteps,proto3,oneof" json:"max_steps,omitempty"`
+	// Most passes over the training pairs. Unset: the server's tune.max_epochs (3).
+	MaxEpochs *uint32 `protobuf:"varint,3,opt,name=max_epochs,json=maxEpochs,proto3,oneof" json:"max_epochs,omitempty"`
+	// Most training pairs drawn from the collection. Unset: the server's tune.max_pairs (4000).
+	MaxPairs *uint32 `protobuf:"varint,4,opt,name=max_pairs,json=maxPairs,proto3,oneof" json:"max_pairs,omitempty"`
+	// Most seconds of training (re-embedding comes on top). Unset: tune.max_seconds (1200).
+	MaxSeconds    *float64 `protobuf:"fixed64,5,opt,name=max_seconds,json=maxSeconds,proto3,oneof" json:"max_seconds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TuneCollectionRequest) Reset() {
+	*x = TuneCollectionRequest{}
+	mi := &file_groundwire_v1_index_service_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TuneCollectionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TuneCollectionRequest) ProtoMessage() {}
+
+func (x *TuneCollectionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_groundwire_v1_index_service_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TuneCollectionRequest.ProtoReflect.Descriptor instead.
+func (*TuneCollectionRequest) Descriptor() ([]byte, []int) {
+	return file_groundwire_v1_index_service_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *TuneCollectionRequest) GetCollection() string {
+	if x != nil {
+		return x.Collection
+	}
+	return ""
+}
+
+func (x *TuneCollectionRequest) GetMaxSteps() uint32 {
+	if x != nil && x.MaxSteps != nil {
+		return *x.MaxSteps
+	}
+	return 0
+}
+
+func (x *TuneCollectionRequest) GetMaxEpochs() uint32 {
+	if x != nil && x.MaxEpochs != nil {
+		return *x.MaxEpochs
+	}
+	return 0
+}
+
+func (x *TuneCollectionRequest) GetMaxPairs() uint32 {
+	if x != nil && x.MaxPairs != nil {
+		return *x.MaxPairs
+	}
+	return 0
+}
+
+func (x *TuneCollectionRequest) GetMaxSeconds() float64 {
+	if x != nil && x.MaxSeconds != nil {
+		return *x.MaxSeconds
+	}
+	return 0
+}
+
+// TuneCollectionResponse reports what the tune did.
+type TuneCollectionResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Id of the tuned model, stored under the collection's `models/` directory.
+	ModelId string `protobuf:"bytes,1,opt,name=model_id,json=modelId,proto3" json:"model_id,omitempty"`
+	// Self-supervised pairs the collection gave (before the max_pairs bound).
+	Pairs uint32 `protobuf:"varint,2,opt,name=pairs,proto3" json:"pairs,omitempty"`
+	// Pairs trained on.
+	TrainPairs uint32 `protobuf:"varint,3,opt,name=train_pairs,json=trainPairs,proto3" json:"train_pairs,omitempty"`
+	// Pairs held out to measure accuracy and stop early.
+	HeldOutPairs uint32 `protobuf:"varint,4,opt,name=held_out_pairs,json=heldOutPairs,proto3" json:"held_out_pairs,omitempty"`
+	// Epochs started.
+	Epochs uint32 `protobuf:"varint,5,opt,name=epochs,proto3" json:"epochs,omitempty"`
+	// Optimizer steps taken.
+	Steps uint32 `protobuf:"varint,6,opt,name=steps,proto3" json:"steps,omitempty"`
+	// Held-out top-1 accuracy (0-1) of the server's model: an anchor ranks its own passage first
+	// among all held-out passages.
+	HeldOutAccuracyBefore float64 `protobuf:"fixed64,7,opt,name=held_out_accuracy_before,json=heldOutAccuracyBefore,proto3" json:"held_out_accuracy_before,omitempty"`
+	// Held-out top-1 accuracy (0-1) of the kept (best) tuned weights.
+	HeldOutAccuracyAfter float64 `protobuf:"fixed64,8,opt,name=held_out_accuracy_after,json=heldOutAccuracyAfter,proto3" json:"held_out_accuracy_after,omitempty"`
+	// Why training ended: "max epochs", "max steps", "max time" or "held-out accuracy stopped
+	// improving".
+	StoppedBecause string `protobuf:"bytes,9,opt,name=stopped_because,json=stoppedBecause,proto3" json:"stopped_because,omitempty"`
+	// Chunks re-embedded.
+	Chunks uint64 `protobuf:"varint,10,opt,name=chunks,proto3" json:"chunks,omitempty"`
+	// Seconds spent training.
+	TrainSeconds float64 `protobuf:"fixed64,11,opt,name=train_seconds,json=trainSeconds,proto3" json:"train_seconds,omitempty"`
+	// Seconds spent re-embedding and building the new dense index.
+	ReembedSeconds float64 `protobuf:"fixed64,12,opt,name=reembed_seconds,json=reembedSeconds,proto3" json:"reembed_seconds,omitempty"`
+	// Seconds from start to swap, in total.
+	TotalSeconds  float64 `protobuf:"fixed64,13,opt,name=total_seconds,json=totalSeconds,proto3" json:"total_seconds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TuneCollectionResponse) Reset() {
+	*x = TuneCollectionResponse{}
+	mi := &file_groundwire_v1_index_service_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TuneCollectionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TuneCollectionResponse) ProtoMessage() {}
+
+func (x *TuneCollectionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_groundwire_v1_index_service_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TuneCollectionResponse.ProtoReflect.Descriptor instead.
+func (*TuneCollectionResponse) Descriptor() ([]byte, []int) {
+	return file_groundwire_v1_index_service_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *TuneCollectionResponse) GetModelId() string {
+	if x != nil {
+		return x.ModelId
+	}
+	return ""
+}
+
+func (x *TuneCollectionResponse) GetPairs() uint32 {
+	if x != nil {
+		return x.Pairs
+	}
+	return 0
+}
+
+func (x *TuneCollectionResponse) GetTrainPairs() uint32 {
+	if x != nil {
+		return x.TrainPairs
+	}
+	return 0
+}
+
+func (x *TuneCollectionResponse) GetHeldOutPairs() uint32 {
+	if x != nil {
+		return x.HeldOutPairs
+	}
+	return 0
+}
+
+func (x *TuneCollectionResponse) GetEpochs() uint32 {
+	if x != nil {
+		return x.Epochs
+	}
+	return 0
+}
+
+func (x *TuneCollectionResponse) GetSteps() uint32 {
+	if x != nil {
+		return x.Steps
+	}
+	return 0
+}
+
+func (x *TuneCollectionResponse) GetHeldOutAccuracyBefore() float64 {
+	if x != nil {
+		return x.HeldOutAccuracyBefore
+	}
+	return 0
+}
+
+func (x *TuneCollectionResponse) GetHeldOutAccuracyAfter() float64 {
+	if x != nil {
+		return x.HeldOutAccuracyAfter
+	}
+	return 0
+}
+
+func (x *TuneCollectionResponse) GetStoppedBecause() string {
+	if x != nil {
+		return x.StoppedBecause
+	}
+	return ""
+}
+
+func (x *TuneCollectionResponse) GetChunks() uint64 {
+	if x != nil {
+		return x.Chunks
+	}
+	return 0
+}
+
+func (x *TuneCollectionResponse) GetTrainSeconds() float64 {
+	if x != nil {
+		return x.TrainSeconds
+	}
+	return 0
+}
+
+func (x *TuneCollectionResponse) GetReembedSeconds() float64 {
+	if x != nil {
+		return x.ReembedSeconds
+	}
+	return 0
+}
+
+func (x *TuneCollectionResponse) GetTotalSeconds() float64 {
+	if x != nil {
+		return x.TotalSeconds
+	}
+	return 0
+}
+
 var File_groundwire_v1_index_service_proto protoreflect.FileDescriptor
 
 const file_groundwire_v1_index_service_proto_rawDesc = "" +
@@ -2361,7 +2610,7 @@ const file_groundwire_v1_index_service_proto_rawDesc = "" +
 	"\vdense_index\x18\x02 \x01(\v2\x1f.groundwire.v1.DenseIndexConfigR\n" +
 	"denseIndex\x12:\n" +
 	"\bchunking\x18\x03 \x01(\v2\x1e.groundwire.v1.ChunkingOptionsR\bchunking\x12 \n" +
-	"\vdescription\x18\x04 \x01(\tR\vdescription\"\xda\x02\n" +
+	"\vdescription\x18\x04 \x01(\tR\vdescription\"\xfb\x02\n" +
 	"\x0eCollectionInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12@\n" +
@@ -2372,7 +2621,9 @@ const file_groundwire_v1_index_service_proto_rawDesc = "" +
 	"\vchunk_count\x18\x06 \x01(\x04R\n" +
 	"chunkCount\x12'\n" +
 	"\x0fembedding_model\x18\a \x01(\tR\x0eembeddingModel\x12#\n" +
-	"\rembedding_dim\x18\b \x01(\rR\fembeddingDim\"Y\n" +
+	"\rembedding_dim\x18\b \x01(\rR\fembeddingDim\x12\x1f\n" +
+	"\vtuned_model\x18\t \x01(\tR\n" +
+	"tunedModel\"Y\n" +
 	"\x18CreateCollectionResponse\x12=\n" +
 	"\n" +
 	"collection\x18\x01 \x01(\v2\x1d.groundwire.v1.CollectionInfoR\n" +
@@ -2490,7 +2741,39 @@ const file_groundwire_v1_index_service_proto_rawDesc = "" +
 	"\bmemories\x18\x02 \x03(\v2\x15.groundwire.v1.MemoryR\bmemories\"4\n" +
 	"\x13AddMemoriesResponse\x12\x1d\n" +
 	"\n" +
-	"memory_ids\x18\x01 \x03(\tR\tmemoryIds*\x87\x01\n" +
+	"memory_ids\x18\x01 \x03(\tR\tmemoryIds\"\x80\x02\n" +
+	"\x15TuneCollectionRequest\x12\x1e\n" +
+	"\n" +
+	"collection\x18\x01 \x01(\tR\n" +
+	"collection\x12 \n" +
+	"\tmax_steps\x18\x02 \x01(\rH\x00R\bmaxSteps\x88\x01\x01\x12\"\n" +
+	"\n" +
+	"max_epochs\x18\x03 \x01(\rH\x01R\tmaxEpochs\x88\x01\x01\x12 \n" +
+	"\tmax_pairs\x18\x04 \x01(\rH\x02R\bmaxPairs\x88\x01\x01\x12$\n" +
+	"\vmax_seconds\x18\x05 \x01(\x01H\x03R\n" +
+	"maxSeconds\x88\x01\x01B\f\n" +
+	"\n" +
+	"_max_stepsB\r\n" +
+	"\v_max_epochsB\f\n" +
+	"\n" +
+	"_max_pairsB\x0e\n" +
+	"\f_max_seconds\"\xe2\x03\n" +
+	"\x16TuneCollectionResponse\x12\x19\n" +
+	"\bmodel_id\x18\x01 \x01(\tR\amodelId\x12\x14\n" +
+	"\x05pairs\x18\x02 \x01(\rR\x05pairs\x12\x1f\n" +
+	"\vtrain_pairs\x18\x03 \x01(\rR\n" +
+	"trainPairs\x12$\n" +
+	"\x0eheld_out_pairs\x18\x04 \x01(\rR\fheldOutPairs\x12\x16\n" +
+	"\x06epochs\x18\x05 \x01(\rR\x06epochs\x12\x14\n" +
+	"\x05steps\x18\x06 \x01(\rR\x05steps\x127\n" +
+	"\x18held_out_accuracy_before\x18\a \x01(\x01R\x15heldOutAccuracyBefore\x125\n" +
+	"\x17held_out_accuracy_after\x18\b \x01(\x01R\x14heldOutAccuracyAfter\x12'\n" +
+	"\x0fstopped_because\x18\t \x01(\tR\x0estoppedBecause\x12\x16\n" +
+	"\x06chunks\x18\n" +
+	" \x01(\x04R\x06chunks\x12#\n" +
+	"\rtrain_seconds\x18\v \x01(\x01R\ftrainSeconds\x12'\n" +
+	"\x0freembed_seconds\x18\f \x01(\x01R\x0ereembedSeconds\x12#\n" +
+	"\rtotal_seconds\x18\r \x01(\x01R\ftotalSeconds*\x87\x01\n" +
 	"\x0eDenseIndexKind\x12 \n" +
 	"\x1cDENSE_INDEX_KIND_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15DENSE_INDEX_KIND_FLAT\x10\x01\x12\x19\n" +
@@ -2505,7 +2788,7 @@ const file_groundwire_v1_index_service_proto_rawDesc = "" +
 	"\x1cDOCUMENT_OUTCOME_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19DOCUMENT_OUTCOME_UPSERTED\x10\x01\x12\x1e\n" +
 	"\x1aDOCUMENT_OUTCOME_UNCHANGED\x10\x02\x12\x1b\n" +
-	"\x17DOCUMENT_OUTCOME_FAILED\x10\x032\x88\n" +
+	"\x17DOCUMENT_OUTCOME_FAILED\x10\x032\xe7\n" +
 	"\n" +
 	"\fIndexService\x12b\n" +
 	"\x0fUpsertDocuments\x12%.groundwire.v1.UpsertDocumentsRequest\x1a&.groundwire.v1.UpsertDocumentsResponse(\x01\x12e\n" +
@@ -2520,7 +2803,8 @@ const file_groundwire_v1_index_service_proto_rawDesc = "" +
 	"\rListSnapshots\x12#.groundwire.v1.ListSnapshotsRequest\x1a$.groundwire.v1.ListSnapshotsResponse\"\x03\x90\x02\x01\x12f\n" +
 	"\x11RestoreCollection\x12'.groundwire.v1.RestoreCollectionRequest\x1a(.groundwire.v1.RestoreCollectionResponse\x12b\n" +
 	"\x0eDeleteSnapshot\x12$.groundwire.v1.DeleteSnapshotRequest\x1a%.groundwire.v1.DeleteSnapshotResponse\"\x03\x90\x02\x02\x12T\n" +
-	"\vAddMemories\x12!.groundwire.v1.AddMemoriesRequest\x1a\".groundwire.v1.AddMemoriesResponseb\x06proto3"
+	"\vAddMemories\x12!.groundwire.v1.AddMemoriesRequest\x1a\".groundwire.v1.AddMemoriesResponse\x12]\n" +
+	"\x0eTuneCollection\x12$.groundwire.v1.TuneCollectionRequest\x1a%.groundwire.v1.TuneCollectionResponseb\x06proto3"
 
 var (
 	file_groundwire_v1_index_service_proto_rawDescOnce sync.Once
@@ -2535,7 +2819,7 @@ func file_groundwire_v1_index_service_proto_rawDescGZIP() []byte {
 }
 
 var file_groundwire_v1_index_service_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_groundwire_v1_index_service_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_groundwire_v1_index_service_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_groundwire_v1_index_service_proto_goTypes = []any{
 	(DenseIndexKind)(0),                // 0: groundwire.v1.DenseIndexKind
 	(ChunkerKind)(0),                   // 1: groundwire.v1.ChunkerKind
@@ -2572,19 +2856,21 @@ var file_groundwire_v1_index_service_proto_goTypes = []any{
 	(*Memory)(nil),                     // 32: groundwire.v1.Memory
 	(*AddMemoriesRequest)(nil),         // 33: groundwire.v1.AddMemoriesRequest
 	(*AddMemoriesResponse)(nil),        // 34: groundwire.v1.AddMemoriesResponse
-	nil,                                // 35: groundwire.v1.Memory.MetadataEntry
-	(*Document)(nil),                   // 36: groundwire.v1.Document
-	(*Chunk)(nil),                      // 37: groundwire.v1.Chunk
+	(*TuneCollectionRequest)(nil),      // 35: groundwire.v1.TuneCollectionRequest
+	(*TuneCollectionResponse)(nil),     // 36: groundwire.v1.TuneCollectionResponse
+	nil,                                // 37: groundwire.v1.Memory.MetadataEntry
+	(*Document)(nil),                   // 38: groundwire.v1.Document
+	(*Chunk)(nil),                      // 39: groundwire.v1.Chunk
 }
 var file_groundwire_v1_index_service_proto_depIdxs = []int32{
 	0,  // 0: groundwire.v1.DenseIndexConfig.kind:type_name -> groundwire.v1.DenseIndexKind
 	1,  // 1: groundwire.v1.ChunkingOptions.kind:type_name -> groundwire.v1.ChunkerKind
-	36, // 2: groundwire.v1.UpsertDocumentsRequest.documents:type_name -> groundwire.v1.Document
+	38, // 2: groundwire.v1.UpsertDocumentsRequest.documents:type_name -> groundwire.v1.Document
 	4,  // 3: groundwire.v1.UpsertDocumentsRequest.chunking:type_name -> groundwire.v1.ChunkingOptions
 	2,  // 4: groundwire.v1.DocumentResult.outcome:type_name -> groundwire.v1.DocumentOutcome
 	6,  // 5: groundwire.v1.UpsertDocumentsResponse.results:type_name -> groundwire.v1.DocumentResult
-	36, // 6: groundwire.v1.GetDocumentResponse.document:type_name -> groundwire.v1.Document
-	37, // 7: groundwire.v1.GetDocumentResponse.chunks:type_name -> groundwire.v1.Chunk
+	38, // 6: groundwire.v1.GetDocumentResponse.document:type_name -> groundwire.v1.Document
+	39, // 7: groundwire.v1.GetDocumentResponse.chunks:type_name -> groundwire.v1.Chunk
 	3,  // 8: groundwire.v1.CreateCollectionRequest.dense_index:type_name -> groundwire.v1.DenseIndexConfig
 	4,  // 9: groundwire.v1.CreateCollectionRequest.chunking:type_name -> groundwire.v1.ChunkingOptions
 	3,  // 10: groundwire.v1.CollectionInfo.dense_index:type_name -> groundwire.v1.DenseIndexConfig
@@ -2595,7 +2881,7 @@ var file_groundwire_v1_index_service_proto_depIdxs = []int32{
 	23, // 15: groundwire.v1.SnapshotCollectionResponse.snapshot:type_name -> groundwire.v1.SnapshotInfo
 	23, // 16: groundwire.v1.ListSnapshotsResponse.snapshots:type_name -> groundwire.v1.SnapshotInfo
 	13, // 17: groundwire.v1.RestoreCollectionResponse.collection:type_name -> groundwire.v1.CollectionInfo
-	35, // 18: groundwire.v1.Memory.metadata:type_name -> groundwire.v1.Memory.MetadataEntry
+	37, // 18: groundwire.v1.Memory.metadata:type_name -> groundwire.v1.Memory.MetadataEntry
 	32, // 19: groundwire.v1.AddMemoriesRequest.memories:type_name -> groundwire.v1.Memory
 	5,  // 20: groundwire.v1.IndexService.UpsertDocuments:input_type -> groundwire.v1.UpsertDocumentsRequest
 	8,  // 21: groundwire.v1.IndexService.DeleteDocuments:input_type -> groundwire.v1.DeleteDocumentsRequest
@@ -2610,21 +2896,23 @@ var file_groundwire_v1_index_service_proto_depIdxs = []int32{
 	28, // 30: groundwire.v1.IndexService.RestoreCollection:input_type -> groundwire.v1.RestoreCollectionRequest
 	30, // 31: groundwire.v1.IndexService.DeleteSnapshot:input_type -> groundwire.v1.DeleteSnapshotRequest
 	33, // 32: groundwire.v1.IndexService.AddMemories:input_type -> groundwire.v1.AddMemoriesRequest
-	7,  // 33: groundwire.v1.IndexService.UpsertDocuments:output_type -> groundwire.v1.UpsertDocumentsResponse
-	9,  // 34: groundwire.v1.IndexService.DeleteDocuments:output_type -> groundwire.v1.DeleteDocumentsResponse
-	11, // 35: groundwire.v1.IndexService.GetDocument:output_type -> groundwire.v1.GetDocumentResponse
-	14, // 36: groundwire.v1.IndexService.CreateCollection:output_type -> groundwire.v1.CreateCollectionResponse
-	16, // 37: groundwire.v1.IndexService.DropCollection:output_type -> groundwire.v1.DropCollectionResponse
-	18, // 38: groundwire.v1.IndexService.ListCollections:output_type -> groundwire.v1.ListCollectionsResponse
-	20, // 39: groundwire.v1.IndexService.Stats:output_type -> groundwire.v1.StatsResponse
-	22, // 40: groundwire.v1.IndexService.CompactCollection:output_type -> groundwire.v1.CompactCollectionResponse
-	25, // 41: groundwire.v1.IndexService.SnapshotCollection:output_type -> groundwire.v1.SnapshotCollectionResponse
-	27, // 42: groundwire.v1.IndexService.ListSnapshots:output_type -> groundwire.v1.ListSnapshotsResponse
-	29, // 43: groundwire.v1.IndexService.RestoreCollection:output_type -> groundwire.v1.RestoreCollectionResponse
-	31, // 44: groundwire.v1.IndexService.DeleteSnapshot:output_type -> groundwire.v1.DeleteSnapshotResponse
-	34, // 45: groundwire.v1.IndexService.AddMemories:output_type -> groundwire.v1.AddMemoriesResponse
-	33, // [33:46] is the sub-list for method output_type
-	20, // [20:33] is the sub-list for method input_type
+	35, // 33: groundwire.v1.IndexService.TuneCollection:input_type -> groundwire.v1.TuneCollectionRequest
+	7,  // 34: groundwire.v1.IndexService.UpsertDocuments:output_type -> groundwire.v1.UpsertDocumentsResponse
+	9,  // 35: groundwire.v1.IndexService.DeleteDocuments:output_type -> groundwire.v1.DeleteDocumentsResponse
+	11, // 36: groundwire.v1.IndexService.GetDocument:output_type -> groundwire.v1.GetDocumentResponse
+	14, // 37: groundwire.v1.IndexService.CreateCollection:output_type -> groundwire.v1.CreateCollectionResponse
+	16, // 38: groundwire.v1.IndexService.DropCollection:output_type -> groundwire.v1.DropCollectionResponse
+	18, // 39: groundwire.v1.IndexService.ListCollections:output_type -> groundwire.v1.ListCollectionsResponse
+	20, // 40: groundwire.v1.IndexService.Stats:output_type -> groundwire.v1.StatsResponse
+	22, // 41: groundwire.v1.IndexService.CompactCollection:output_type -> groundwire.v1.CompactCollectionResponse
+	25, // 42: groundwire.v1.IndexService.SnapshotCollection:output_type -> groundwire.v1.SnapshotCollectionResponse
+	27, // 43: groundwire.v1.IndexService.ListSnapshots:output_type -> groundwire.v1.ListSnapshotsResponse
+	29, // 44: groundwire.v1.IndexService.RestoreCollection:output_type -> groundwire.v1.RestoreCollectionResponse
+	31, // 45: groundwire.v1.IndexService.DeleteSnapshot:output_type -> groundwire.v1.DeleteSnapshotResponse
+	34, // 46: groundwire.v1.IndexService.AddMemories:output_type -> groundwire.v1.AddMemoriesResponse
+	36, // 47: groundwire.v1.IndexService.TuneCollection:output_type -> groundwire.v1.TuneCollectionResponse
+	34, // [34:48] is the sub-list for method output_type
+	20, // [20:34] is the sub-list for method input_type
 	20, // [20:20] is the sub-list for extension type_name
 	20, // [20:20] is the sub-list for extension extendee
 	0,  // [0:20] is the sub-list for field type_name
@@ -2639,13 +2927,14 @@ func file_groundwire_v1_index_service_proto_init() {
 	file_groundwire_v1_index_service_proto_msgTypes[0].OneofWrappers = []any{}
 	file_groundwire_v1_index_service_proto_msgTypes[1].OneofWrappers = []any{}
 	file_groundwire_v1_index_service_proto_msgTypes[29].OneofWrappers = []any{}
+	file_groundwire_v1_index_service_proto_msgTypes[32].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_groundwire_v1_index_service_proto_rawDesc), len(file_groundwire_v1_index_service_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   33,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -32,6 +32,7 @@ const (
 	IndexService_RestoreCollection_FullMethodName  = "/groundwire.v1.IndexService/RestoreCollection"
 	IndexService_DeleteSnapshot_FullMethodName     = "/groundwire.v1.IndexService/DeleteSnapshot"
 	IndexService_AddMemories_FullMethodName        = "/groundwire.v1.IndexService/AddMemories"
+	IndexService_TuneCollection_FullMethodName     = "/groundwire.v1.IndexService/TuneCollection"
 )
 
 // IndexServiceClient is the client API for IndexService service.
@@ -72,6 +73,12 @@ type IndexServiceClient interface {
 	DeleteSnapshot(ctx context.Context, in *DeleteSnapshotRequest, opts ...grpc.CallOption) (*DeleteSnapshotResponse, error)
 	// AddMemories stores long-term memories in a collection; Retrieve with `use_memory` searches them.
 	AddMemories(ctx context.Context, in *AddMemoriesRequest, opts ...grpc.CallOption) (*AddMemoriesResponse, error)
+	// TuneCollection fine-tunes a copy of the embedding model on the collection's own structure
+	// (section heading -> section text pairs, no labels) and re-embeds the collection with it; the
+	// collection's queries then use the tuned copy, other collections keep the server's model.
+	// Queries are served from the old vectors until the swap; writes to the collection are refused
+	// (ABORTED) while it runs. Takes minutes (training and re-embedding). Requires the admin role.
+	TuneCollection(ctx context.Context, in *TuneCollectionRequest, opts ...grpc.CallOption) (*TuneCollectionResponse, error)
 }
 
 type indexServiceClient struct {
@@ -215,6 +222,16 @@ func (c *indexServiceClient) AddMemories(ctx context.Context, in *AddMemoriesReq
 	return out, nil
 }
 
+func (c *indexServiceClient) TuneCollection(ctx context.Context, in *TuneCollectionRequest, opts ...grpc.CallOption) (*TuneCollectionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TuneCollectionResponse)
+	err := c.cc.Invoke(ctx, IndexService_TuneCollection_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // IndexServiceServer is the server API for IndexService service.
 // All implementations must embed UnimplementedIndexServiceServer
 // for forward compatibility.
@@ -253,6 +270,12 @@ type IndexServiceServer interface {
 	DeleteSnapshot(context.Context, *DeleteSnapshotRequest) (*DeleteSnapshotResponse, error)
 	// AddMemories stores long-term memories in a collection; Retrieve with `use_memory` searches them.
 	AddMemories(context.Context, *AddMemoriesRequest) (*AddMemoriesResponse, error)
+	// TuneCollection fine-tunes a copy of the embedding model on the collection's own structure
+	// (section heading -> section text pairs, no labels) and re-embeds the collection with it; the
+	// collection's queries then use the tuned copy, other collections keep the server's model.
+	// Queries are served from the old vectors until the swap; writes to the collection are refused
+	// (ABORTED) while it runs. Takes minutes (training and re-embedding). Requires the admin role.
+	TuneCollection(context.Context, *TuneCollectionRequest) (*TuneCollectionResponse, error)
 	mustEmbedUnimplementedIndexServiceServer()
 }
 
@@ -301,6 +324,9 @@ func (UnimplementedIndexServiceServer) DeleteSnapshot(context.Context, *DeleteSn
 }
 func (UnimplementedIndexServiceServer) AddMemories(context.Context, *AddMemoriesRequest) (*AddMemoriesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method AddMemories not implemented")
+}
+func (UnimplementedIndexServiceServer) TuneCollection(context.Context, *TuneCollectionRequest) (*TuneCollectionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method TuneCollection not implemented")
 }
 func (UnimplementedIndexServiceServer) mustEmbedUnimplementedIndexServiceServer() {}
 func (UnimplementedIndexServiceServer) testEmbeddedByValue()                      {}
@@ -546,6 +572,24 @@ func _IndexService_AddMemories_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _IndexService_TuneCollection_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TuneCollectionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IndexServiceServer).TuneCollection(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IndexService_TuneCollection_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IndexServiceServer).TuneCollection(ctx, req.(*TuneCollectionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // IndexService_ServiceDesc is the grpc.ServiceDesc for IndexService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -600,6 +644,10 @@ var IndexService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "AddMemories",
 			Handler:    _IndexService_AddMemories_Handler,
+		},
+		{
+			MethodName: "TuneCollection",
+			Handler:    _IndexService_TuneCollection_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

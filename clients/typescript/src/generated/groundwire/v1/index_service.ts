@@ -328,6 +328,11 @@ export interface CollectionInfo {
   embeddingModel: string;
   /** Embedding dimension. */
   embeddingDim: number;
+  /**
+   * Id of the collection's own tuned copy of the embedding model (TuneCollection), which embeds
+   * its chunks and queries; empty: the server's model.
+   */
+  tunedModel: string;
 }
 
 /** CreateCollectionResponse returns the new collection. */
@@ -549,6 +554,65 @@ export interface AddMemoriesRequest {
 export interface AddMemoriesResponse {
   /** One id per memory, in request order ("memory-<n>"). */
   memoryIds: string[];
+}
+
+/**
+ * TuneCollectionRequest names the collection to tune and optionally tightens the server's bounds
+ * (settings section `tune`).
+ */
+export interface TuneCollectionRequest {
+  /** Collection name. Empty: the default collection. */
+  collection: string;
+  /** Most optimizer steps. Unset: the server's tune.max_steps (0, bounded by epochs only). */
+  maxSteps?:
+    | number
+    | undefined;
+  /** Most passes over the training pairs. Unset: the server's tune.max_epochs (3). */
+  maxEpochs?:
+    | number
+    | undefined;
+  /** Most training pairs drawn from the collection. Unset: the server's tune.max_pairs (4000). */
+  maxPairs?:
+    | number
+    | undefined;
+  /** Most seconds of training (re-embedding comes on top). Unset: tune.max_seconds (1200). */
+  maxSeconds?: number | undefined;
+}
+
+/** TuneCollectionResponse reports what the tune did. */
+export interface TuneCollectionResponse {
+  /** Id of the tuned model, stored under the collection's `models/` directory. */
+  modelId: string;
+  /** Self-supervised pairs the collection gave (before the max_pairs bound). */
+  pairs: number;
+  /** Pairs trained on. */
+  trainPairs: number;
+  /** Pairs held out to measure accuracy and stop early. */
+  heldOutPairs: number;
+  /** Epochs started. */
+  epochs: number;
+  /** Optimizer steps taken. */
+  steps: number;
+  /**
+   * Held-out top-1 accuracy (0-1) of the server's model: an anchor ranks its own passage first
+   * among all held-out passages.
+   */
+  heldOutAccuracyBefore: number;
+  /** Held-out top-1 accuracy (0-1) of the kept (best) tuned weights. */
+  heldOutAccuracyAfter: number;
+  /**
+   * Why training ended: "max epochs", "max steps", "max time" or "held-out accuracy stopped
+   * improving".
+   */
+  stoppedBecause: string;
+  /** Chunks re-embedded. */
+  chunks: number;
+  /** Seconds spent training. */
+  trainSeconds: number;
+  /** Seconds spent re-embedding and building the new dense index. */
+  reembedSeconds: number;
+  /** Seconds from start to swap, in total. */
+  totalSeconds: number;
 }
 
 function createBaseDenseIndexConfig(): DenseIndexConfig {
@@ -1766,6 +1830,7 @@ function createBaseCollectionInfo(): CollectionInfo {
     chunkCount: 0,
     embeddingModel: "",
     embeddingDim: 0,
+    tunedModel: "",
   };
 }
 
@@ -1794,6 +1859,9 @@ export const CollectionInfo: MessageFns<CollectionInfo> = {
     }
     if (message.embeddingDim !== 0) {
       writer.uint32(64).uint32(message.embeddingDim);
+    }
+    if (message.tunedModel !== "") {
+      writer.uint32(74).string(message.tunedModel);
     }
     return writer;
   },
@@ -1875,6 +1943,14 @@ export const CollectionInfo: MessageFns<CollectionInfo> = {
             message.embeddingDim = reader.uint32();
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.tunedModel = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1917,6 +1993,11 @@ export const CollectionInfo: MessageFns<CollectionInfo> = {
         : isSet(object.embedding_dim)
         ? globalThis.Number(object.embedding_dim)
         : 0,
+      tunedModel: isSet(object.tunedModel)
+        ? globalThis.String(object.tunedModel)
+        : isSet(object.tuned_model)
+        ? globalThis.String(object.tuned_model)
+        : "",
     };
   },
 
@@ -1946,6 +2027,9 @@ export const CollectionInfo: MessageFns<CollectionInfo> = {
     if (message.embeddingDim !== 0) {
       obj.embeddingDim = Math.round(message.embeddingDim);
     }
+    if (message.tunedModel !== "") {
+      obj.tunedModel = message.tunedModel;
+    }
     return obj;
   },
 
@@ -1966,6 +2050,7 @@ export const CollectionInfo: MessageFns<CollectionInfo> = {
     message.chunkCount = object.chunkCount ?? 0;
     message.embeddingModel = object.embeddingModel ?? "";
     message.embeddingDim = object.embeddingDim ?? 0;
+    message.tunedModel = object.tunedModel ?? "";
     return message;
   },
 };
@@ -4244,6 +4329,466 @@ export const AddMemoriesResponse: MessageFns<AddMemoriesResponse> = {
   },
 };
 
+function createBaseTuneCollectionRequest(): TuneCollectionRequest {
+  return { collection: "", maxSteps: undefined, maxEpochs: undefined, maxPairs: undefined, maxSeconds: undefined };
+}
+
+export const TuneCollectionRequest: MessageFns<TuneCollectionRequest> = {
+  encode(message: TuneCollectionRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.collection !== "") {
+      writer.uint32(10).string(message.collection);
+    }
+    if (message.maxSteps !== undefined) {
+      writer.uint32(16).uint32(message.maxSteps);
+    }
+    if (message.maxEpochs !== undefined) {
+      writer.uint32(24).uint32(message.maxEpochs);
+    }
+    if (message.maxPairs !== undefined) {
+      writer.uint32(32).uint32(message.maxPairs);
+    }
+    if (message.maxSeconds !== undefined) {
+      writer.uint32(41).double(message.maxSeconds);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TuneCollectionRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTuneCollectionRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.collection = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.maxSteps = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.maxEpochs = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.maxPairs = reader.uint32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 41) {
+              break;
+            }
+
+            message.maxSeconds = reader.double();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TuneCollectionRequest {
+    return {
+      collection: isSet(object.collection) ? globalThis.String(object.collection) : "",
+      maxSteps: isSet(object.maxSteps)
+        ? globalThis.Number(object.maxSteps)
+        : isSet(object.max_steps)
+        ? globalThis.Number(object.max_steps)
+        : undefined,
+      maxEpochs: isSet(object.maxEpochs)
+        ? globalThis.Number(object.maxEpochs)
+        : isSet(object.max_epochs)
+        ? globalThis.Number(object.max_epochs)
+        : undefined,
+      maxPairs: isSet(object.maxPairs)
+        ? globalThis.Number(object.maxPairs)
+        : isSet(object.max_pairs)
+        ? globalThis.Number(object.max_pairs)
+        : undefined,
+      maxSeconds: isSet(object.maxSeconds)
+        ? globalThis.Number(object.maxSeconds)
+        : isSet(object.max_seconds)
+        ? globalThis.Number(object.max_seconds)
+        : undefined,
+    };
+  },
+
+  toJSON(message: TuneCollectionRequest): unknown {
+    const obj: any = {};
+    if (message.collection !== "") {
+      obj.collection = message.collection;
+    }
+    if (message.maxSteps !== undefined) {
+      obj.maxSteps = Math.round(message.maxSteps);
+    }
+    if (message.maxEpochs !== undefined) {
+      obj.maxEpochs = Math.round(message.maxEpochs);
+    }
+    if (message.maxPairs !== undefined) {
+      obj.maxPairs = Math.round(message.maxPairs);
+    }
+    if (message.maxSeconds !== undefined) {
+      obj.maxSeconds = floatToJson(message.maxSeconds);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<TuneCollectionRequest>): TuneCollectionRequest {
+    return TuneCollectionRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<TuneCollectionRequest>): TuneCollectionRequest {
+    const message = createBaseTuneCollectionRequest();
+    message.collection = object.collection ?? "";
+    message.maxSteps = object.maxSteps ?? undefined;
+    message.maxEpochs = object.maxEpochs ?? undefined;
+    message.maxPairs = object.maxPairs ?? undefined;
+    message.maxSeconds = object.maxSeconds ?? undefined;
+    return message;
+  },
+};
+
+function createBaseTuneCollectionResponse(): TuneCollectionResponse {
+  return {
+    modelId: "",
+    pairs: 0,
+    trainPairs: 0,
+    heldOutPairs: 0,
+    epochs: 0,
+    steps: 0,
+    heldOutAccuracyBefore: 0,
+    heldOutAccuracyAfter: 0,
+    stoppedBecause: "",
+    chunks: 0,
+    trainSeconds: 0,
+    reembedSeconds: 0,
+    totalSeconds: 0,
+  };
+}
+
+export const TuneCollectionResponse: MessageFns<TuneCollectionResponse> = {
+  encode(message: TuneCollectionResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.modelId !== "") {
+      writer.uint32(10).string(message.modelId);
+    }
+    if (message.pairs !== 0) {
+      writer.uint32(16).uint32(message.pairs);
+    }
+    if (message.trainPairs !== 0) {
+      writer.uint32(24).uint32(message.trainPairs);
+    }
+    if (message.heldOutPairs !== 0) {
+      writer.uint32(32).uint32(message.heldOutPairs);
+    }
+    if (message.epochs !== 0) {
+      writer.uint32(40).uint32(message.epochs);
+    }
+    if (message.steps !== 0) {
+      writer.uint32(48).uint32(message.steps);
+    }
+    if (message.heldOutAccuracyBefore !== 0) {
+      writer.uint32(57).double(message.heldOutAccuracyBefore);
+    }
+    if (message.heldOutAccuracyAfter !== 0) {
+      writer.uint32(65).double(message.heldOutAccuracyAfter);
+    }
+    if (message.stoppedBecause !== "") {
+      writer.uint32(74).string(message.stoppedBecause);
+    }
+    if (message.chunks !== 0) {
+      writer.uint32(80).uint64(message.chunks);
+    }
+    if (message.trainSeconds !== 0) {
+      writer.uint32(89).double(message.trainSeconds);
+    }
+    if (message.reembedSeconds !== 0) {
+      writer.uint32(97).double(message.reembedSeconds);
+    }
+    if (message.totalSeconds !== 0) {
+      writer.uint32(105).double(message.totalSeconds);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TuneCollectionResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTuneCollectionResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.modelId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.pairs = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.trainPairs = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.heldOutPairs = reader.uint32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.epochs = reader.uint32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.steps = reader.uint32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 57) {
+              break;
+            }
+
+            message.heldOutAccuracyBefore = reader.double();
+            continue;
+          }
+          case 8: {
+            if (tag !== 65) {
+              break;
+            }
+
+            message.heldOutAccuracyAfter = reader.double();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.stoppedBecause = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.chunks = longToNumber(reader.uint64());
+            continue;
+          }
+          case 11: {
+            if (tag !== 89) {
+              break;
+            }
+
+            message.trainSeconds = reader.double();
+            continue;
+          }
+          case 12: {
+            if (tag !== 97) {
+              break;
+            }
+
+            message.reembedSeconds = reader.double();
+            continue;
+          }
+          case 13: {
+            if (tag !== 105) {
+              break;
+            }
+
+            message.totalSeconds = reader.double();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TuneCollectionResponse {
+    return {
+      modelId: isSet(object.modelId)
+        ? globalThis.String(object.modelId)
+        : isSet(object.model_id)
+        ? globalThis.String(object.model_id)
+        : "",
+      pairs: isSet(object.pairs) ? globalThis.Number(object.pairs) : 0,
+      trainPairs: isSet(object.trainPairs)
+        ? globalThis.Number(object.trainPairs)
+        : isSet(object.train_pairs)
+        ? globalThis.Number(object.train_pairs)
+        : 0,
+      heldOutPairs: isSet(object.heldOutPairs)
+        ? globalThis.Number(object.heldOutPairs)
+        : isSet(object.held_out_pairs)
+        ? globalThis.Number(object.held_out_pairs)
+        : 0,
+      epochs: isSet(object.epochs) ? globalThis.Number(object.epochs) : 0,
+      steps: isSet(object.steps) ? globalThis.Number(object.steps) : 0,
+      heldOutAccuracyBefore: isSet(object.heldOutAccuracyBefore)
+        ? globalThis.Number(object.heldOutAccuracyBefore)
+        : isSet(object.held_out_accuracy_before)
+        ? globalThis.Number(object.held_out_accuracy_before)
+        : 0,
+      heldOutAccuracyAfter: isSet(object.heldOutAccuracyAfter)
+        ? globalThis.Number(object.heldOutAccuracyAfter)
+        : isSet(object.held_out_accuracy_after)
+        ? globalThis.Number(object.held_out_accuracy_after)
+        : 0,
+      stoppedBecause: isSet(object.stoppedBecause)
+        ? globalThis.String(object.stoppedBecause)
+        : isSet(object.stopped_because)
+        ? globalThis.String(object.stopped_because)
+        : "",
+      chunks: isSet(object.chunks) ? globalThis.Number(object.chunks) : 0,
+      trainSeconds: isSet(object.trainSeconds)
+        ? globalThis.Number(object.trainSeconds)
+        : isSet(object.train_seconds)
+        ? globalThis.Number(object.train_seconds)
+        : 0,
+      reembedSeconds: isSet(object.reembedSeconds)
+        ? globalThis.Number(object.reembedSeconds)
+        : isSet(object.reembed_seconds)
+        ? globalThis.Number(object.reembed_seconds)
+        : 0,
+      totalSeconds: isSet(object.totalSeconds)
+        ? globalThis.Number(object.totalSeconds)
+        : isSet(object.total_seconds)
+        ? globalThis.Number(object.total_seconds)
+        : 0,
+    };
+  },
+
+  toJSON(message: TuneCollectionResponse): unknown {
+    const obj: any = {};
+    if (message.modelId !== "") {
+      obj.modelId = message.modelId;
+    }
+    if (message.pairs !== 0) {
+      obj.pairs = Math.round(message.pairs);
+    }
+    if (message.trainPairs !== 0) {
+      obj.trainPairs = Math.round(message.trainPairs);
+    }
+    if (message.heldOutPairs !== 0) {
+      obj.heldOutPairs = Math.round(message.heldOutPairs);
+    }
+    if (message.epochs !== 0) {
+      obj.epochs = Math.round(message.epochs);
+    }
+    if (message.steps !== 0) {
+      obj.steps = Math.round(message.steps);
+    }
+    if (message.heldOutAccuracyBefore !== 0) {
+      obj.heldOutAccuracyBefore = floatToJson(message.heldOutAccuracyBefore);
+    }
+    if (message.heldOutAccuracyAfter !== 0) {
+      obj.heldOutAccuracyAfter = floatToJson(message.heldOutAccuracyAfter);
+    }
+    if (message.stoppedBecause !== "") {
+      obj.stoppedBecause = message.stoppedBecause;
+    }
+    if (message.chunks !== 0) {
+      obj.chunks = Math.round(message.chunks);
+    }
+    if (message.trainSeconds !== 0) {
+      obj.trainSeconds = floatToJson(message.trainSeconds);
+    }
+    if (message.reembedSeconds !== 0) {
+      obj.reembedSeconds = floatToJson(message.reembedSeconds);
+    }
+    if (message.totalSeconds !== 0) {
+      obj.totalSeconds = floatToJson(message.totalSeconds);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<TuneCollectionResponse>): TuneCollectionResponse {
+    return TuneCollectionResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<TuneCollectionResponse>): TuneCollectionResponse {
+    const message = createBaseTuneCollectionResponse();
+    message.modelId = object.modelId ?? "";
+    message.pairs = object.pairs ?? 0;
+    message.trainPairs = object.trainPairs ?? 0;
+    message.heldOutPairs = object.heldOutPairs ?? 0;
+    message.epochs = object.epochs ?? 0;
+    message.steps = object.steps ?? 0;
+    message.heldOutAccuracyBefore = object.heldOutAccuracyBefore ?? 0;
+    message.heldOutAccuracyAfter = object.heldOutAccuracyAfter ?? 0;
+    message.stoppedBecause = object.stoppedBecause ?? "";
+    message.chunks = object.chunks ?? 0;
+    message.trainSeconds = object.trainSeconds ?? 0;
+    message.reembedSeconds = object.reembedSeconds ?? 0;
+    message.totalSeconds = object.totalSeconds ?? 0;
+    return message;
+  },
+};
+
 /** IndexService manages collections and the documents in them. */
 export type IndexServiceService = typeof IndexServiceService;
 export const IndexServiceService = {
@@ -4410,6 +4955,24 @@ export const IndexServiceService = {
     responseSerialize: (value: AddMemoriesResponse): Buffer => Buffer.from(AddMemoriesResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): AddMemoriesResponse => AddMemoriesResponse.decode(value),
   },
+  /**
+   * TuneCollection fine-tunes a copy of the embedding model on the collection's own structure
+   * (section heading -> section text pairs, no labels) and re-embeds the collection with it; the
+   * collection's queries then use the tuned copy, other collections keep the server's model.
+   * Queries are served from the old vectors until the swap; writes to the collection are refused
+   * (ABORTED) while it runs. Takes minutes (training and re-embedding). Requires the admin role.
+   */
+  tuneCollection: {
+    path: "/groundwire.v1.IndexService/TuneCollection" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: TuneCollectionRequest): Buffer =>
+      Buffer.from(TuneCollectionRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): TuneCollectionRequest => TuneCollectionRequest.decode(value),
+    responseSerialize: (value: TuneCollectionResponse): Buffer =>
+      Buffer.from(TuneCollectionResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): TuneCollectionResponse => TuneCollectionResponse.decode(value),
+  },
 } as const;
 
 export interface IndexServiceServer extends UntypedServiceImplementation {
@@ -4453,6 +5016,14 @@ export interface IndexServiceServer extends UntypedServiceImplementation {
   deleteSnapshot: handleUnaryCall<DeleteSnapshotRequest, DeleteSnapshotResponse>;
   /** AddMemories stores long-term memories in a collection; Retrieve with `use_memory` searches them. */
   addMemories: handleUnaryCall<AddMemoriesRequest, AddMemoriesResponse>;
+  /**
+   * TuneCollection fine-tunes a copy of the embedding model on the collection's own structure
+   * (section heading -> section text pairs, no labels) and re-embeds the collection with it; the
+   * collection's queries then use the tuned copy, other collections keep the server's model.
+   * Queries are served from the old vectors until the swap; writes to the collection are refused
+   * (ABORTED) while it runs. Takes minutes (training and re-embedding). Requires the admin role.
+   */
+  tuneCollection: handleUnaryCall<TuneCollectionRequest, TuneCollectionResponse>;
 }
 
 export interface IndexServiceClient extends Client {
@@ -4678,6 +5249,28 @@ export interface IndexServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: AddMemoriesResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * TuneCollection fine-tunes a copy of the embedding model on the collection's own structure
+   * (section heading -> section text pairs, no labels) and re-embeds the collection with it; the
+   * collection's queries then use the tuned copy, other collections keep the server's model.
+   * Queries are served from the old vectors until the swap; writes to the collection are refused
+   * (ABORTED) while it runs. Takes minutes (training and re-embedding). Requires the admin role.
+   */
+  tuneCollection(
+    request: TuneCollectionRequest,
+    callback: (error: ServiceError | null, response: TuneCollectionResponse) => void,
+  ): ClientUnaryCall;
+  tuneCollection(
+    request: TuneCollectionRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: TuneCollectionResponse) => void,
+  ): ClientUnaryCall;
+  tuneCollection(
+    request: TuneCollectionRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: TuneCollectionResponse) => void,
   ): ClientUnaryCall;
 }
 

@@ -1,0 +1,1 @@
+"""Corpus adaptation: fine-tune a copy of the embedding model on a collection's own structure."""
