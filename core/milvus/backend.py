@@ -28,6 +28,7 @@ from core.milvus.store import MilvusStore
 
 logger = logging.getLogger(__name__)
 
+
 class MilvusBackend:
     """Collections in one Milvus deployment, shared by every replica pointed at it."""
 
