@@ -193,6 +193,7 @@ class Collection:
                     item.embeddings,
                     item.risks,
                     links=item.links,
+                    sections=item.sections,
                 )
                 rows = [
                     LexicalRow(row_id, chunk.text, document.title, " / ".join(chunk.section_path))

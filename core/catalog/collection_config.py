@@ -41,6 +41,8 @@ class CollectionConfig:
     `chunker_kind`, `chunk_max_tokens` and `chunk_overlap_tokens` are the default chunking of
     the collection's documents (see `chunking`). `section_lead_weight` is how much of its
     section's lead each chunk vector carries (`core/embed/section_context.py`).
+    `section_vectors`: each section is also embedded whole and stored beside its chunks
+    (`core/embed/section_vectors.py`); collections created before that have none.
     """
 
     dense: DenseIndexSpec = DenseIndexSpec()
@@ -51,6 +53,7 @@ class CollectionConfig:
     chunker_kind: ChunkerKind = ChunkerKind.STRUCTURE
     chunk_overlap_tokens: int = DEFAULT_OVERLAP_TOKENS
     section_lead_weight: float = SECTION_LEAD_WEIGHT
+    section_vectors: bool = True
 
     @property
     def chunking(self) -> ChunkingSpec:
@@ -68,4 +71,5 @@ class CollectionConfig:
         dense = DenseIndexSpec(**raw.pop("dense"))
         kind = ChunkerKind(raw.pop("chunker_kind", ChunkerKind.STRUCTURE.value))
         raw.setdefault("section_lead_weight", 0.0)  # stored before section leads: plain vectors
+        raw.setdefault("section_vectors", False)  # stored before section vectors: none
         return cls(dense=dense, chunker_kind=kind, **raw)
