@@ -12,10 +12,10 @@ from core.ingest.chunking_spec import DEFAULT_OVERLAP_TOKENS, ChunkerKind, Chunk
 
 SECTION_LEAD_WEIGHT = 0.0
 """New collections store plain chunk vectors. A weight w > 0 mixes each chunk vector with its
-section's lead vector (`core/embed/section_context.py`); `groundwire eval` measures w = 2
-(`EVALUATED_SECTION_LEAD_WEIGHT`) beside the default but it is not the default: it gained on both
-development sets' subsets yet lost a paraphrase the plain vectors find (tests/integration/
-test_retrieve.py), and its whole-corpus and hybrid figures are not measured yet."""
+section's lead vector (`core/embed/section_context.py`); w = 2
+(`EVALUATED_SECTION_LEAD_WEIGHT`) gained on both development sets' subsets yet lost a paraphrase
+the plain vectors find (tests/integration/test_retrieve.py); separately stored section vectors
+(`section_vectors`, mixed in at query time) replaced it in `groundwire eval`."""
 
 EVALUATED_SECTION_LEAD_WEIGHT = 2.0
 """The section-lead weight `groundwire eval` compares with the default."""
