@@ -9,9 +9,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
 
+import numpy as np
+
 from core.catalog.collection import Collection
 from core.catalog.collection_config import CollectionConfig
 from core.catalog.model_check import ModelCheck
+from core.embed.embedding_text import embedding_text
 from core.embed.protocol import Embedder
 from core.embed.section_context import chunk_vectors
 from core.embed.section_vectors import section_vectors
@@ -202,7 +205,12 @@ class Indexer:
         with timer.stage("embed", {attributes.TEXTS: sum(len(s) for s in sections)}):
             vectors = chunk_vectors(self._embedder, sections, config.section_lead_weight)
             wholes = (
-                section_vectors(self._embedder, sections, [_plain_text(p) for _, p in drafts])
+                section_vectors(
+                    self._embedder,
+                    sections,
+                    [_plain_text(p) for _, p in drafts],
+                    _plain_vectors(sections, vectors, config.section_lead_weight),
+                )
                 if config.section_vectors
                 else [NO_SECTIONS] * len(drafts)
             )
@@ -223,6 +231,18 @@ class Indexer:
             )
             offset += count
         return prepared
+
+
+def _plain_vectors(
+    sections: Sequence[Sequence[tuple[tuple[str, ...], str]]],
+    vectors: np.ndarray,
+    lead_weight: float,
+) -> dict[str, np.ndarray]:
+    """Chunk vectors by embedding text, when they are the plain embeddings (no lead mixed in)."""
+    if lead_weight != 0.0:
+        return {}
+    texts = [embedding_text(path, text) for chunks in sections for path, text in chunks]
+    return dict(zip(texts, vectors, strict=True))
 
 
 def _plain_text(prepared: _Prepared) -> str | None:

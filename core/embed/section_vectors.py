@@ -8,13 +8,14 @@ its first 256 tokens anyway). At query time a chunk's dense score is mixed with 
 (`core/retrieve/section_scores.py`), so a section ranks by what it is about as well as by its best
 passage, while the chunks still choose the passage the context quotes.
 
-One extra embedding per section: a document of a flat FAQ is one section (one extra text per
-document); a Markdown guide has one per heading.
+At most one extra embedding per section: a document of a flat FAQ is one section (one extra text
+per document); a Markdown guide has one per heading. A section whose text is exactly one of its
+chunk's embedding texts (a section of one chunk) reuses that chunk's vector.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -56,17 +57,27 @@ def section_vectors(
     embedder: Embedder,
     documents: Sequence[DocumentChunks],
     wholes: Sequence[str | None] | None = None,
+    embedded: Mapping[str, np.ndarray] | None = None,
 ) -> list[SectionVectors]:
     """The section vectors of each document (in order), embedded in one batch; `wholes`: per
-    document, its plain text or None (see `document_sections`)."""
+    document, its plain text or None (see `document_sections`). `embedded`: vectors already
+    computed, by text (the chunks' plain vectors): a section whose text is one of them (a section
+    of one chunk) reuses it instead of embedding the same text again."""
     texts_of = wholes if wholes is not None else [None] * len(documents)
     sections = [
         document_sections(chunks, whole) for chunks, whole in zip(documents, texts_of, strict=True)
     ]
-    texts = [text for doc in sections for _, text in doc]
-    if not texts:
+    if not any(sections):
         return [NO_SECTIONS for _ in documents]
-    vectors = np.asarray(embedder.embed_documents(texts), dtype=np.float32)
+    known = embedded or {}
+    texts = list(dict.fromkeys(t for doc in sections for _, t in doc if t not in known))
+    fresh = (
+        np.asarray(embedder.embed_documents(texts), dtype=np.float32)
+        if texts
+        else np.empty((0, embedder.dimension), dtype=np.float32)
+    )
+    by_text = {**known, **dict(zip(texts, fresh, strict=True))}
+    vectors = np.asarray([by_text[t] for doc in sections for _, t in doc], dtype=np.float32)
     out: list[SectionVectors] = []
     offset = 0
     for doc in sections:

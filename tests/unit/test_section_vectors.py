@@ -12,12 +12,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from core.catalog.catalog import DEFAULT_TENANT, CollectionCatalog
 from core.catalog.collection import Collection
+from core.catalog.collection_config import CollectionConfig
 from core.catalog.compaction import compact
 from core.catalog.snapshot import restore_snapshot, take_snapshot
+from core.embed.embedding_text import embedding_text
+from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder
+from core.indexer import Indexer
+from core.models import Document, SourceType
 from core.store.integrity import check_store_file
 from core.store.records import PreparedDocument, SectionVectors
 from tests.unit.collection_support import DIM, open_collection, prepared, run_then_crash
+from tests.unit.test_query_embedding_cache import CountingEmbedder
 
 PATHS = (("Guide", "Install"), ("Guide", "Install"), ("Guide", "Usage"))
 """Three chunks in two sections."""
@@ -209,3 +216,51 @@ def test_integrity_check_finds_a_section_vector_of_another_width(tmp_path: Path)
         """UPDATE sections SET embedding = x'00000000' WHERE section_path_json = '["Guide", "Usage"]'""",
     )
     assert problems == [f"stored vectors differ in width: [4, {4 * DIM}] bytes"]
+
+
+GUIDE = """# Guide
+
+## Install
+
+Run the installer and follow its prompts; it asks for a target directory.
+
+## Usage
+
+Start the program from a terminal. It reads its settings from a file in your home directory.
+Pass --verbose to see what it does. Pass --dry-run to see what it would do without doing it.
+"""
+
+
+def test_the_indexer_stores_one_vector_per_section_and_reuses_one_chunk_sections(
+    tmp_path: Path, embedder: SentenceTransformerEmbedder
+) -> None:
+    counting = CountingEmbedder(embedder)
+    catalog = CollectionCatalog(tmp_path)
+    catalog.open_all()
+    config = CollectionConfig(
+        embedding_model=embedder.model_name, embedding_dim=embedder.dimension, chunk_max_tokens=32
+    )
+    collection = catalog.create(DEFAULT_TENANT, "guide", config)
+    try:
+        Indexer(counting, 32, max_document_bytes=1 << 20).index(
+            collection, [Document("guide", GUIDE, SourceType.MARKDOWN)]
+        )
+        stored = collection.store.get_document("guide")
+        assert stored is not None
+        paths = [c.section_path for c in stored.chunks]
+        assert paths.count(("Guide", "Install")) == 1 and paths.count(("Guide", "Usage")) > 1
+        ids, vectors = collection.store.get_section_vectors([c.row_id for c in stored.chunks])
+        assert ids.tolist() == [c.row_id for c in stored.chunks]
+        by_path = {c.section_path: v for c, v in zip(stored.chunks, vectors, strict=True)}
+        usage = [c for c in stored.chunks if c.section_path == ("Guide", "Usage")]
+        whole = embedding_text(("Guide", "Usage"), "\n".join(c.text for c in usage))
+        assert counting.document_batches[1] == [whole]  # the one-chunk section is not re-embedded
+        np.testing.assert_allclose(
+            by_path[("Guide", "Usage")], embedder.embed_documents([whole])[0], atol=1e-5
+        )
+        install = next(c for c in stored.chunks if c.section_path == ("Guide", "Install"))
+        _, chunk_vector = collection.store.get_vectors([install.row_id])
+        np.testing.assert_array_equal(by_path[("Guide", "Install")], chunk_vector[0])
+        assert check_store_file(collection.store.path) == []
+    finally:
+        catalog.close()
