@@ -9,19 +9,24 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
 
+import numpy as np
+
 from core.catalog.collection import Collection
+from core.catalog.collection_config import CollectionConfig
 from core.catalog.model_check import ModelCheck
+from core.embed.embedding_text import embedding_text
 from core.embed.protocol import Embedder
 from core.embed.section_context import chunk_vectors
+from core.embed.section_vectors import section_vectors
 from core.errors import InvalidArgument
 from core.ingest.chunking_spec import ChunkingSpec
 from core.ingest.document_chunker import ChunkedDraft, chunk_any
 from core.ingest.link_rows import document_link_rows
-from core.models import ChunkDraft, Document, RiskLevel
+from core.models import ChunkDraft, Document, RiskLevel, SourceType
 from core.observe import attributes
 from core.observe.stage_timer import StageTimer
 from core.observe.tracing import span
-from core.store.records import PreparedDocument
+from core.store.records import NO_SECTIONS, PreparedDocument
 
 logger = logging.getLogger(__name__)
 
@@ -138,7 +143,7 @@ class Indexer:
                 drafts.append((position, item))
         tuned_model = collection.config.tuned_model  # read before embedding: commit checks it
         embedder = self._embedder if self._embedders is None else self._embedders(collection)
-        prepared = self._embedded(drafts, embedder, collection.config.section_lead_weight, timer)
+        prepared = self._embedded(drafts, embedder, collection.config, timer)
         with timer.stage("commit"):
             results = collection.commit(prepared, tuned_model)
         for (position, _), ready, result in zip(drafts, prepared, results, strict=True):
@@ -197,18 +202,29 @@ class Indexer:
         self,
         drafts: Sequence[tuple[int, _Prepared]],
         embedder: Embedder,
-        section_lead_weight: float,
+        config: CollectionConfig,
         timer: StageTimer,
     ) -> list[PreparedDocument]:
         """The drafts with their chunks embedded (one model call for the batch, each chunk mixed
-        with its section's lead, see `core.embed.section_context`) and their link-graph rows
-        extracted."""
+        with its section's lead, see `core.embed.section_context`), their section vectors when
+        the collection keeps them (one more call, `core.embed.section_vectors`) and their
+        link-graph rows extracted."""
         sections = [[(c.section_path, c.text) for c in p.chunks] for _, p in drafts]
         with timer.stage("embed", {attributes.TEXTS: sum(len(s) for s in sections)}):
-            vectors = chunk_vectors(embedder, sections, section_lead_weight)
+            vectors = chunk_vectors(embedder, sections, config.section_lead_weight)
+            wholes = (
+                section_vectors(
+                    embedder,
+                    sections,
+                    [_plain_text(p) for _, p in drafts],
+                    _plain_vectors(sections, vectors, config.section_lead_weight),
+                )
+                if config.section_vectors
+                else [NO_SECTIONS] * len(drafts)
+            )
         prepared: list[PreparedDocument] = []
         offset = 0
-        for _, item in drafts:
+        for (_, item), whole in zip(drafts, wholes, strict=True):
             count = len(item.chunks)
             prepared.append(
                 PreparedDocument(
@@ -218,10 +234,29 @@ class Indexer:
                     embeddings=vectors[offset : offset + count],
                     risks=item.risks,
                     links=document_link_rows(item.document, item.chunks),
+                    sections=whole,
                 )
             )
             offset += count
         return prepared
+
+
+def _plain_vectors(
+    sections: Sequence[Sequence[tuple[tuple[str, ...], str]]],
+    vectors: np.ndarray,
+    lead_weight: float,
+) -> dict[str, np.ndarray]:
+    """Chunk vectors by embedding text, when they are the plain embeddings (no lead mixed in)."""
+    if lead_weight != 0.0:
+        return {}
+    texts = [embedding_text(path, text) for chunks in sections for path, text in chunks]
+    return dict(zip(texts, vectors, strict=True))
+
+
+def _plain_text(prepared: _Prepared) -> str | None:
+    """A plain-text document's own text (a single section embeds it verbatim), else None."""
+    document = prepared.document
+    return document.text if document.source_type is SourceType.TEXT else None
 
 
 def _risk(chunked: ChunkedDraft) -> tuple[tuple[str, ...], RiskLevel]:

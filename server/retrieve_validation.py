@@ -9,6 +9,7 @@ from core.catalog.collection_config import validate_collection_name
 from core.context.assembly import ContextBudget
 from core.errors import FieldViolation, InvalidArgument
 from core.models import RiskLevel
+from core.retrieve.diversity import validate_mmr_lambda
 from core.retrieve.expansion_policy import (
     ExpansionPolicy,
     ExpansionStrategy,
@@ -76,6 +77,20 @@ def validate_retrieve(
     expansion = _checked(violations, lambda: _expansion(violations, message.expansion))
     if message.rerank.HasField("depth") and not 1 <= message.rerank.depth <= 200:
         violations.append(FieldViolation("rerank.depth", "must be between 1 and 200"))
+    mmr_lambda = message.mmr_lambda if message.HasField("mmr_lambda") else settings.mmr_lambda
+    _checked(violations, lambda: validate_mmr_lambda(mmr_lambda))  # NaN fails too
+    per_document = (
+        message.max_hits_per_document
+        if message.HasField("max_hits_per_document")
+        else settings.max_hits_per_document
+    )
+    if not 0 <= per_document <= 100:
+        violations.append(
+            FieldViolation(
+                "max_hits_per_document",
+                f"must be between 0 and 100 (0 = no limit); got {per_document}",
+            )
+        )
     if violations:
         raise InvalidArgument(
             "; ".join(f"{v.field}: {v.description}" for v in violations), tuple(violations)
@@ -99,6 +114,9 @@ def validate_retrieve(
         rerank_depth=message.rerank.depth if message.rerank.HasField("depth") else None,
         expansion=expansion or ExpansionPolicy(),
         use_memory=message.use_memory,
+        section_weight=settings.section_weight,
+        mmr_lambda=None if mmr_lambda == 1.0 else mmr_lambda,
+        max_hits_per_document=per_document,
     )
 
 

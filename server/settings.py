@@ -120,6 +120,13 @@ class RetrievalSettings:
     # every lexical weight in 0.2-0.6 beats dense alone (benchmarks/results/python_faq_quality.md).
     dense_weight: float = 1.0
     lexical_weight: float = 0.25
+    # Share of a chunk's dense score taken from its section's whole-section vector (0 = chunk
+    # vectors only, 1 = section vectors only); see core/retrieve/section_scores.py.
+    section_weight: float = 0.5
+    # Diversity of the hits when a request leaves it unset (core/retrieve/diversity.py):
+    # maximal marginal relevance lambda (1 = plain ranking) and hits per document (0 = no limit).
+    mmr_lambda: float = 1.0
+    max_hits_per_document: int = 0
     default_budget_tokens: int = 2000
     max_budget_tokens: int = 200_000
     max_budget_chars: int = 2_000_000
@@ -429,6 +436,21 @@ def validate_settings(settings: Settings) -> None:
             settings.retrieval.dense_weight + settings.retrieval.lexical_weight > 0,
             "retrieval.lexical_weight",
             "at least one of retrieval.dense_weight and retrieval.lexical_weight must be > 0",
+        ),
+        (
+            0.0 <= settings.retrieval.mmr_lambda <= 1.0,
+            "retrieval.mmr_lambda",
+            "must be between 0 and 1 (1 = plain ranking)",
+        ),
+        (
+            0 <= settings.retrieval.max_hits_per_document <= 100,
+            "retrieval.max_hits_per_document",
+            "must be between 0 and 100 (0 = no limit)",
+        ),
+        (
+            0.0 <= settings.retrieval.section_weight <= 1.0,
+            "retrieval.section_weight",
+            "must be between 0 and 1",
         ),
         (
             1 <= settings.retrieval.default_budget_tokens <= settings.retrieval.max_budget_tokens,

@@ -76,11 +76,12 @@ def write(report: dict[str, object], name: str) -> None:
         f"# {name} retrieval quality ({date}, {report['device']}, {report['documents']} documents, "
         f"{report['queries']} queries{scope})\n\n"
         "Produced by `benchmarks/quality/python_faq.py` (`groundwire eval`): the corpus is indexed through\n"
-        "the real indexer (structure-aware chunks of at most 200 tokens, section path as a header line) and\n"
-        "every query runs through the real pipeline; a document ranks by its best chunk. The baseline row is\n"
+        "the real indexer (structure-aware chunks of at most 200 tokens, section path as a header line, one\n"
+        "whole-section vector per section) and every query runs through the real pipeline; a document\n"
+        "ranks by its best chunk. The baseline row is\n"
         'computed in the same run: one MiniLM vector per whole section (`title + "\\n" + text`, the model\n'
-        "keeps its first 256 tokens), exact search. Deltas are against it. `... section lead x2` rows\n"
-        "search a second collection whose chunk vectors carry their section's lead (section_lead_weight 2).\n\n"
+        "keeps its first 256 tokens), exact search. Deltas are against it. `section weight w` rows mix\n"
+        "each chunk's cosine with its section vector's: (1 - w) chunk + w section (default w = 0.5).\n\n"
         + table
         + "\n"
     )

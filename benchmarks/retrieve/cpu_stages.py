@@ -50,6 +50,7 @@ from core.retrieve.modes import RetrievalMode
 from core.retrieve.pipeline import RetrievalPipeline
 from core.retrieve.query_text import normalize_query
 from core.retrieve.request import RetrievalRequest
+from core.retrieve.section_scores import SECTION_WEIGHT
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -82,14 +83,20 @@ def build_collection(
 
 
 def stage_table(
-    pipeline: RetrievalPipeline, queries: Sequence[str], mode: RetrievalMode
+    pipeline: RetrievalPipeline,
+    queries: Sequence[str],
+    mode: RetrievalMode,
+    section_weight: float = SECTION_WEIGHT,
 ) -> tuple[dict[str, list[float]], list[list[Hit]]]:
     """Per-stage milliseconds over all queries, and each query's hits."""
     stages: dict[str, list[float]] = defaultdict(list)
     hits: list[list[Hit]] = []
     for query in queries:
         started = time.perf_counter()
-        result = pipeline.retrieve(RetrievalRequest(query=query, collection=COLLECTION, mode=mode))
+        request = RetrievalRequest(
+            query=query, collection=COLLECTION, mode=mode, section_weight=section_weight
+        )
+        result = pipeline.retrieve(request)
         stages["total"].append((time.perf_counter() - started) * 1000.0)
         for name, ms in result.timings:
             stages[name].append(ms)
@@ -162,9 +169,13 @@ def main() -> None:
         stages: dict[str, dict[str, dict[str, float]]] = {}
         dense_hits: list[list[Hit]] = []
         for mode in (RetrievalMode.DENSE, RetrievalMode.HYBRID):
-            per_stage, hits = stage_table(pipeline, queries, mode)
-            stages[mode.name.lower()] = {name: summary(v) for name, v in per_stage.items()}
-            dense_hits = dense_hits or hits
+            # Section scores off (before) and on (the default), one after the other: the same
+            # collection, queries and load.
+            for weight, label in ((0.0, " sections off"), (SECTION_WEIGHT, "")):
+                per_stage, hits = stage_table(pipeline, queries, mode, weight)
+                name = mode.name.lower() + label
+                stages[name] = {stage: summary(v) for stage, v in per_stage.items()}
+                dense_hits = dense_hits or hits
     report["stages"] = stages
 
     tokenizer = AutoTokenizer.from_pretrained(default_model_path(), local_files_only=True)
@@ -229,7 +240,8 @@ def write(report: dict[str, object]) -> None:
         "Produced by `benchmarks/retrieve/cpu_stages.py`: python-faq, "
         f"{report['sections']} sections ({report['chunks']} chunks), {report['queries']} queries, "
         "the real pipeline on CPU with no retrieval or query-embedding cache (FAISS flat, "
-        "Tantivy). `embed` is the model on CPU; on a GPU server it is ~3 ms and the other stages "
+        "Tantivy). `... sections off` columns run the same queries with section scores off "
+        "(`section_weight` 0, the chunk-only ranking before section vectors). `embed` is the model on CPU; on a GPU server it is ~3 ms and the other stages "
         "are what keeps the GPU waiting. Dense runs first, so hybrid meets the store's chunk "
         "cache warmed by the same queries. Context assembly: *first sight* counts with a plain "
         "tokenizer and no cache (chunks never seen before), *cache warm* with the embedder's "

@@ -215,6 +215,7 @@ class Collection:
                     item.embeddings,
                     item.risks,
                     links=item.links,
+                    sections=item.sections,
                 )
                 rows = [
                     LexicalRow(row_id, chunk.text, document.title, " / ".join(chunk.section_path))
@@ -297,7 +298,9 @@ class Collection:
             raise Conflict(
                 f"collection {self.name!r} changed while it was re-embedded; tune it again"
             )
-        config = replace(self.config, tuned_model=tuned_model)
+        # The stored section vectors are the base model's and are not re-embedded: a tuned
+        # collection ranks by its chunks alone, and new documents store no section vectors.
+        config = replace(self.config, tuned_model=tuned_model, section_vectors=False)
         directory = self.directory / dense_dir_name(config)
         old_directory = self.dense_directory
         dense.index.save(directory, sequence)

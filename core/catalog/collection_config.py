@@ -12,10 +12,10 @@ from core.ingest.chunking_spec import DEFAULT_OVERLAP_TOKENS, ChunkerKind, Chunk
 
 SECTION_LEAD_WEIGHT = 0.0
 """New collections store plain chunk vectors. A weight w > 0 mixes each chunk vector with its
-section's lead vector (`core/embed/section_context.py`); `groundwire eval` measures w = 2
-(`EVALUATED_SECTION_LEAD_WEIGHT`) beside the default but it is not the default: it gained on both
-development sets' subsets yet lost a paraphrase the plain vectors find (tests/integration/
-test_retrieve.py), and its whole-corpus and hybrid figures are not measured yet."""
+section's lead vector (`core/embed/section_context.py`); w = 2
+(`EVALUATED_SECTION_LEAD_WEIGHT`) gained on both development sets' subsets yet lost a paraphrase
+the plain vectors find (tests/integration/test_retrieve.py); separately stored section vectors
+(`section_vectors`, mixed in at query time) replaced it in `groundwire eval`."""
 
 EVALUATED_SECTION_LEAD_WEIGHT = 2.0
 """The section-lead weight `groundwire eval` compares with the default."""
@@ -41,6 +41,8 @@ class CollectionConfig:
     `chunker_kind`, `chunk_max_tokens` and `chunk_overlap_tokens` are the default chunking of
     the collection's documents (see `chunking`). `section_lead_weight` is how much of its
     section's lead each chunk vector carries (`core/embed/section_context.py`).
+    `section_vectors`: each section is also embedded whole and stored beside its chunks
+    (`core/embed/section_vectors.py`); collections created before that have none.
     """
 
     dense: DenseIndexSpec = DenseIndexSpec()
@@ -54,6 +56,7 @@ class CollectionConfig:
     tuned_model: str = ""
     """Id of the tuned embedding model under the collection's `models/` ("" = the server's
     model); set by `groundwire tune` (core/tune), the one change after creation."""
+    section_vectors: bool = True
 
     @property
     def chunking(self) -> ChunkingSpec:
@@ -71,4 +74,5 @@ class CollectionConfig:
         dense = DenseIndexSpec(**raw.pop("dense"))
         kind = ChunkerKind(raw.pop("chunker_kind", ChunkerKind.STRUCTURE.value))
         raw.setdefault("section_lead_weight", 0.0)  # stored before section leads: plain vectors
+        raw.setdefault("section_vectors", False)  # stored before section vectors: none
         return cls(dense=dense, chunker_kind=kind, **raw)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 from core.catalog.collection import CONFIG_KEY, Collection, settle_config
@@ -78,6 +79,9 @@ class MilvusBackend:
                 raise FileNotFoundError(f"Milvus has no database {database!r}")
             store = MilvusStore.open(self._connections.client(database), self.options, name)
         else:
+            # Section vectors live in the local store only (core/embed/section_vectors.py);
+            # a Milvus collection ranks by its chunk vectors.
+            new_config = replace(new_config, section_vectors=False)
             store = self._create(database, name, new_config)
         config = settle_config(store, new_config, new_contents)
         directory.mkdir(parents=True, exist_ok=True)  # the memories database only

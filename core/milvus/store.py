@@ -47,11 +47,13 @@ from core.models import Chunk, ChunkDraft, Document, Edge
 from core.retrieve.filters import ChunkFilter
 from core.store.records import (
     NO_LINKS,
+    NO_SECTIONS,
     Change,
     ChunkRisk,
     DeleteResult,
     DocumentLinks,
     LexicalRow,
+    SectionVectors,
     StoredDocument,
     UpsertResult,
 )
@@ -146,8 +148,13 @@ class MilvusStore:
         embeddings: np.ndarray,
         risk: Sequence[ChunkRisk] | None = None,
         links: DocumentLinks = NO_LINKS,
+        sections: SectionVectors = NO_SECTIONS,
     ) -> UpsertResult:
-        """Replace `document` and its chunks; durable on return (commit point: the record)."""
+        """Replace `document` and its chunks; durable on return (commit point: the record).
+        Milvus collections keep no section vectors (their config says so): `sections` must be
+        empty."""
+        if sections.paths:
+            raise ValueError("Milvus collections store no section vectors")
         matrix = self._checked_embeddings(embeddings, len(chunks))
         if len(links.links) > len(chunks) or len(links.anchors) > len(chunks):
             raise ValueError(f"link rows for more chunks than the {len(chunks)} written")
@@ -175,6 +182,10 @@ class MilvusStore:
             self._write_document(document, content_hash, len(chunks), sequence, links)
             self._publish(sequence)
         return UpsertResult(sequence, tuple(row_ids), tuple(removed))
+
+    def get_section_vectors(self, row_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """None are stored in Milvus mode: empty (row ids, vectors)."""
+        return np.zeros(0, dtype=np.int64), np.zeros((0, self._dimension()), dtype=np.float32)
 
     def replace_embeddings(
         self, row_ids: np.ndarray, embeddings: np.ndarray, meta: Mapping[str, str]

@@ -35,16 +35,24 @@ from core.retrieve.fusion import FusionMethod, fuse
 from core.retrieve.hit_builder import build_hits
 from core.retrieve.keywords import extract_keywords, lexical_query
 from core.retrieve.modes import RetrievalMode
-from core.retrieve.post_fusion import MemoryOptions, with_expansion, with_memories, with_rerank
+from core.retrieve.post_fusion import (
+    MemoryOptions,
+    with_diversity,
+    with_expansion,
+    with_memories,
+    with_rerank,
+)
 from core.retrieve.query_embedding import (
     QueryVector,
     awaitable,
     embed_query,
     embed_query_async,
+    host_row,
     memory_row,
 )
 from core.retrieve.request import RetrievalRequest, RetrievalResult
 from core.retrieve.rerank import Reranker
+from core.retrieve.section_scores import with_section_scores
 
 logger = logging.getLogger(__name__)
 
@@ -255,6 +263,9 @@ class RetrievalPipeline:
             dense, lexical = _keep(dense, admitted), _keep(lexical, admitted)
             if _needs_exact_fallback(effective, dense, lexical, len(candidates)):
                 dense, lexical, admitted = self._exact_filtered(collection, effective, query, timer)
+        if dense and request.section_weight > 0.0 and collection.config.section_vectors:
+            with timer.stage("sections"):
+                dense = _with_sections(collection, dense, query.vector, request.section_weight)
         with timer.stage("fuse"):
             hits = self._rank(effective, dense, lexical, admitted)
         warnings = list(query.warnings)
@@ -268,6 +279,9 @@ class RetrievalPipeline:
         with timer.stage("rerank"):
             hits, more = with_rerank(hits, request, self._reranker)
             warnings += more
+        if request.diversifies:
+            with timer.stage("diversity"):
+                hits = with_diversity(hits, collection, request)
         hits = hits[: request.top_k]
         with timer.stage("expand"):
             hits = with_expansion(hits, collection, request, lambda c: self._admits(request, c))
@@ -405,7 +419,7 @@ class RetrievalPipeline:
             )
         else:
             fused = list(dense if dense is not None else lexical or [])
-        window = request.rerank_window if request.rerank else request.top_k
+        window = request.rerank_window if request.rerank or request.diversifies else request.top_k
         return build_hits(
             fused, dense, lexical, chunks, replace(request, top_k=max(window, request.top_k))
         )
@@ -416,6 +430,16 @@ def _preprocess(request: RetrievalRequest, timer: StageTimer) -> tuple[tuple[str
     with timer.stage("preprocess"):
         keywords = extract_keywords(request.query)
         return keywords, lexical_query(request.query, keywords)
+
+
+def _with_sections(
+    collection: Collection, dense: Ranking, vector: np.ndarray | torch.Tensor | None, weight: float
+) -> Ranking:
+    """The dense ranking with each chunk's score mixed with its section vector's."""
+    if vector is None:
+        return dense
+    ids, vectors = collection.store.get_section_vectors([row_id for row_id, _ in dense])
+    return with_section_scores(dense, host_row(vector), ids, vectors, weight)
 
 
 def _candidate_ids(dense: Ranking | None, lexical: Ranking | None) -> list[int]:

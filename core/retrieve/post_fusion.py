@@ -19,6 +19,7 @@ import numpy.typing as npt
 from core.catalog.collection import Collection
 from core.memory.hits import memory_hits, merge_memories
 from core.models import Chunk, Hit, renumbered
+from core.retrieve.diversity import at_most_per_document, maximal_marginal_relevance
 from core.retrieve.expansion import expand
 from core.retrieve.request import RetrievalRequest
 from core.retrieve.rerank import Reranker, apply_rerank, run_reranker
@@ -97,6 +98,22 @@ def with_expansion(
         if hit.chunk.row_id > 0:
             merged.extend(linked.get(hit.chunk.chunk_id, ()))
     return renumbered(merged)
+
+
+def with_diversity(
+    hits: Sequence[Hit], collection: Collection, request: RetrievalRequest
+) -> list[Hit]:
+    """The hits with at most `max_hits_per_document` per document first, then in MMR order
+    when the request asks for it (`core/retrieve/diversity.py`)."""
+    diverse = at_most_per_document(hits, request.max_hits_per_document)
+    if request.mmr_lambda is None or request.mmr_lambda == 1.0 or not diverse:
+        return diverse
+    ids, found = collection.store.get_vectors([h.chunk.row_id for h in diverse])
+    by_id = dict(zip(ids.tolist(), found, strict=True))
+    width = found.shape[1] if len(found) else 1
+    zero = np.zeros(width, dtype=np.float32)  # memories: no chunk vector, never redundant
+    vectors = np.stack([by_id.get(h.chunk.row_id, zero) for h in diverse])
+    return maximal_marginal_relevance(diverse, vectors, request.mmr_lambda, request.top_k)
 
 
 def with_rerank(

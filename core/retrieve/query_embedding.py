@@ -65,6 +65,11 @@ def memory_row(vector: np.ndarray | torch.Tensor | None, use_memory: bool) -> np
     """The query vector as float32 (d,) host values for memory scoring (after the search)."""
     if vector is None or not use_memory:
         return None
+    return host_row(vector)
+
+
+def host_row(vector: np.ndarray | torch.Tensor) -> np.ndarray:
+    """A (1, d) query vector as float32 (d,) host values."""
     if isinstance(vector, torch.Tensor):
         host: np.ndarray = vector[0].to(device="cpu", dtype=torch.float32).numpy()
         return host

@@ -10,6 +10,7 @@ from core.retrieve.expansion_policy import ExpansionPolicy
 from core.retrieve.filters import ChunkFilter
 from core.retrieve.fusion import FusionMethod
 from core.retrieve.modes import RetrievalMode
+from core.retrieve.section_scores import SECTION_WEIGHT
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +35,12 @@ class RetrievalRequest:
     rerank_depth: int | None = None
     expansion: ExpansionPolicy = ExpansionPolicy()
     use_memory: bool = False
+    section_weight: float = SECTION_WEIGHT
+    """Share of a chunk's dense score taken from its section vector (`section_scores`)."""
+    max_hits_per_document: int = 0
+    """At most this many hits of one document before other documents' (`diversity`); 0 = no limit."""
+    mmr_lambda: float | None = None
+    """Reorder the hits by maximal marginal relevance with this lambda in [0, 1]; None = off."""
 
     @property
     def depth(self) -> int:
@@ -44,6 +51,13 @@ class RetrievalRequest:
     def rerank_window(self) -> int:
         """Fused hits the reranker sees (the final list is cut to top_k afterwards)."""
         return self.rerank_depth or 3 * self.top_k
+
+    @property
+    def diversifies(self) -> bool:
+        """Whether the hits are reordered for diversity (per-document limit or MMR)."""
+        return self.max_hits_per_document > 0 or (
+            self.mmr_lambda is not None and self.mmr_lambda < 1.0
+        )
 
 
 @dataclass(frozen=True, slots=True)

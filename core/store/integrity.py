@@ -6,7 +6,9 @@
 message is dropped only when the table is WITHOUT ROWID, the column is a declared NOT NULL
 non-key column, and a direct query finds no NULL in it; every other message is a problem.
 On top of that: foreign keys, every chunk's document exists, each document's recorded chunk
-count and ordinals match its chunks, and no row or change is ahead of the store's sequence.
+count and ordinals match its chunks, and no row or change is ahead of the store's sequence; section
+vectors: a document has none (written before they existed) or one for each of its chunks' section
+paths and no other, each as wide as the chunk vectors.
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ def invariant_problems(connection: sqlite3.Connection) -> list[str]:
                 f"document {document_id!r} records {recorded} chunks; the store holds {held} "
                 f"with ordinals {low}..{high}"
             )
+    found += section_problems(connection)
     for what, sql in (
         ("change", "SELECT MAX(seq) FROM changes"),
         ("chunk", "SELECT MAX(seq) FROM chunks"),
@@ -72,6 +75,35 @@ def invariant_problems(connection: sqlite3.Connection) -> list[str]:
         latest = _scalar(connection, sql)
         if latest > sequence:
             found.append(f"a {what} row is at sequence {latest}, past the store's {sequence}")
+    return found
+
+
+def section_problems(connection: sqlite3.Connection) -> list[str]:
+    """Section vectors that no chunk uses, chunks missing theirs, and vectors of the wrong width."""
+    found: list[str] = []
+    if not _scalar(connection, "SELECT COUNT(*) FROM sqlite_schema WHERE name = 'sections'"):
+        return found  # a file no current store has opened yet
+    unused = connection.execute(
+        "SELECT s.document_id, s.section_path_json FROM sections s WHERE NOT EXISTS (SELECT 1 "
+        "FROM chunks c WHERE c.document_id = s.document_id "
+        "AND c.section_path_json = s.section_path_json) LIMIT 10"
+    ).fetchall()
+    if unused:
+        found.append(f"section vectors no chunk belongs to: {[tuple(r) for r in unused]}")
+    missing = connection.execute(
+        "SELECT c.row_id FROM chunks c WHERE EXISTS (SELECT 1 FROM sections s "
+        "WHERE s.document_id = c.document_id) AND NOT EXISTS (SELECT 1 FROM sections s "
+        "WHERE s.document_id = c.document_id AND s.section_path_json = c.section_path_json) "
+        "LIMIT 10"
+    ).fetchall()
+    if missing:
+        found.append(f"chunks without their section vector: row ids {[r[0] for r in missing]}")
+    widths = connection.execute(
+        "SELECT DISTINCT length(embedding) FROM sections "
+        "UNION SELECT DISTINCT length(embedding) FROM chunks"
+    ).fetchall()
+    if len(widths) > 1:
+        found.append(f"stored vectors differ in width: {sorted(r[0] for r in widths)} bytes")
     return found
 
 

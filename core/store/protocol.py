@@ -18,11 +18,13 @@ from core.models import Chunk, ChunkDraft, Document, Edge
 from core.retrieve.filters import ChunkFilter
 from core.store.records import (
     NO_LINKS,
+    NO_SECTIONS,
     Change,
     ChunkRisk,
     DeleteResult,
     DocumentLinks,
     LexicalRow,
+    SectionVectors,
     StoredDocument,
     UpsertResult,
 )
@@ -46,9 +48,12 @@ class Store(Protocol):
         embeddings: np.ndarray,
         risk: Sequence[ChunkRisk] | None = None,
         links: DocumentLinks = NO_LINKS,
+        sections: SectionVectors = NO_SECTIONS,
     ) -> UpsertResult:
         """Replace `document` and all its chunks (one change). `embeddings`: float32 (n, d);
-        `links`: link-graph rows extracted beforehand."""
+        `links`: link-graph rows extracted beforehand; `sections`: one vector per distinct
+        section path of the chunks (or none), replacing the document's old ones and deleted
+        with it."""
         ...
 
     def delete_documents(self, document_ids: Sequence[str]) -> DeleteResult:
@@ -83,6 +88,11 @@ class Store(Protocol):
 
     def get_vectors(self, row_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """Embeddings of the live chunks among `row_ids`: (int64 (n,), float32 (n, d)), by id."""
+        ...
+
+    def get_section_vectors(self, row_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """The section vector of each live chunk among `row_ids` that has one:
+        (int64 (n,) chunk row ids ascending, float32 (n, d))."""
         ...
 
     def get_lexical_rows(self, row_ids: Sequence[int]) -> list[LexicalRow]:

@@ -34,6 +34,20 @@ NO_LINKS = DocumentLinks()
 
 
 @dataclass(frozen=True, slots=True)
+class SectionVectors:
+    """One vector per section of a document (its heading path and lead text embedded whole),
+    stored beside the chunk vectors; a chunk belongs to the section with its `section_path`."""
+
+    paths: tuple[tuple[str, ...], ...] = ()
+    """Distinct section paths, in order of first appearance."""
+    vectors: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.float32))
+    """float32 (len(paths), d): row i embeds section paths[i]."""
+
+
+NO_SECTIONS = SectionVectors()
+
+
+@dataclass(frozen=True, slots=True)
 class PreparedDocument:
     """One document ready to commit: everything slow (parsing, chunking, link extraction,
     embedding) is done, so a collection writes it under its lock in one short step."""
@@ -46,6 +60,7 @@ class PreparedDocument:
     risks: tuple[ChunkRisk, ...]
     """(flags, level) per chunk."""
     links: DocumentLinks = NO_LINKS
+    sections: SectionVectors = NO_SECTIONS
 
 
 @dataclass(frozen=True, slots=True)

@@ -48,6 +48,15 @@ CREATE TABLE IF NOT EXISTS chunks (
     seq               INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS chunks_by_document ON chunks(document_id, ordinal);
+-- One vector per section of a document (heading path + lead text embedded whole, see
+-- core/embed/section_vectors.py); a chunk's section is the row with its section_path_json.
+-- Documents written before section vectors existed have none.
+CREATE TABLE IF NOT EXISTS sections (
+    document_id       TEXT NOT NULL REFERENCES documents(document_id) ON DELETE CASCADE,
+    section_path_json TEXT NOT NULL,
+    embedding         BLOB NOT NULL,
+    PRIMARY KEY (document_id, section_path_json)
+);
 CREATE TABLE IF NOT EXISTS changes (
     seq          INTEGER PRIMARY KEY AUTOINCREMENT,
     op           TEXT NOT NULL CHECK (op IN ('upsert', 'delete')),

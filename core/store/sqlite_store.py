@@ -16,11 +16,13 @@ from core.models import Chunk, ChunkDraft, Document, Edge, RiskLevel
 from core.store import link_graph, schema, writes
 from core.store.records import (
     NO_LINKS,
+    NO_SECTIONS,
     Change,
     ChunkRisk,
     DeleteResult,
     DocumentLinks,
     LexicalRow,
+    SectionVectors,
     StoredDocument,
     UpsertResult,
 )
@@ -115,15 +117,18 @@ class SqliteStore:
         embeddings: np.ndarray,
         risk: Sequence[ChunkRisk] | None = None,
         links: DocumentLinks = NO_LINKS,
+        sections: SectionVectors = NO_SECTIONS,
     ) -> UpsertResult:
         """Replace `document` and all its chunks in one transaction.
 
         `embeddings`: float32 (len(chunks), d), row i belonging to chunks[i]. `risk`, when given,
         holds (flags, level) per chunk. `links`: the document's link-graph rows, extracted
-        beforehand (`core.ingest.link_rows`); none by default. Chunk ids are
+        beforehand (`core.ingest.link_rows`); none by default. `sections`: one vector per
+        section path of `chunks` (replacing the document's old ones), or none. Chunk ids are
         `chunk_id_for(document_id, ordinal)`. Collections call this from `Collection.commit`.
         """
         matrix = self._checked_embeddings(embeddings, len(chunks))
+        section_matrix = self._checked_sections(sections, chunks, matrix)
         risks = list(risk) if risk is not None else [((), RiskLevel.NONE)] * len(chunks)
         if len(risks) != len(chunks):
             raise ValueError(f"risk has {len(risks)} entries for {len(chunks)} chunks")
@@ -140,6 +145,7 @@ class SqliteStore:
             ]
             writes.finish_change(db, seq, added, removed)
             link_graph.write_links(db, document.document_id, added, links)
+            writes.replace_sections(db, document.document_id, sections.paths, section_matrix)
         return UpsertResult(seq=seq, added_row_ids=tuple(added), removed_row_ids=tuple(removed))
 
     def delete_documents(self, document_ids: Sequence[str]) -> DeleteResult:
@@ -208,6 +214,27 @@ class SqliteStore:
         if pinned is not None and int(pinned) != matrix.shape[1]:
             raise ValueError(
                 f"embeddings have dimension {matrix.shape[1]}, the collection expects {pinned}"
+            )
+        return matrix
+
+    def _checked_sections(
+        self, sections: SectionVectors, chunks: Sequence[ChunkDraft], chunk_matrix: np.ndarray
+    ) -> np.ndarray:
+        """`sections.vectors` as float32 (n, d) after checking they fit `chunks`: none at all, or
+        exactly one per distinct section path, as wide as the chunk vectors."""
+        if not sections.paths:
+            return np.zeros((0, 0), dtype=np.float32)
+        wanted = list(dict.fromkeys(tuple(c.section_path) for c in chunks))
+        if sorted(sections.paths) != sorted(wanted) or len(set(sections.paths)) != len(wanted):
+            raise ValueError(
+                f"sections name {len(sections.paths)} paths; the chunks have {len(wanted)} "
+                "distinct section paths and need exactly one vector each"
+            )
+        matrix = np.ascontiguousarray(sections.vectors, dtype=np.float32)
+        width = chunk_matrix.shape[1]
+        if matrix.shape != (len(wanted), width):
+            raise ValueError(
+                f"section vectors must have shape ({len(wanted)}, {width}), got {matrix.shape}"
             )
         return matrix
 
@@ -280,6 +307,15 @@ class SqliteStore:
         rows = self._rows_by_id(
             "SELECT row_id, embedding FROM chunks WHERE row_id IN ({})", row_ids
         )
+        rows.sort(key=lambda row: int(row[0]))
+        ids = np.array([int(row[0]) for row in rows], dtype=np.int64)
+        return ids, schema.vectors_from_blobs([bytes(row[1]) for row in rows])
+
+    def get_section_vectors(self, row_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """The section vector of each live chunk among `row_ids` that has one, by ascending row
+        id: (int64 (n,) chunk row ids, float32 (n, d)). Chunks of documents written without
+        section vectors are absent."""
+        rows = self._rows_by_id(_SECTION_SELECT + " WHERE c.row_id IN ({})", row_ids)
         rows.sort(key=lambda row: int(row[0]))
         ids = np.array([int(row[0]) for row in rows], dtype=np.int64)
         return ids, schema.vectors_from_blobs([bytes(row[1]) for row in rows])
@@ -383,6 +419,10 @@ class SqliteStore:
             last = int(rows[-1][0])
 
 
+_SECTION_SELECT = (
+    "SELECT c.row_id, s.embedding FROM chunks c JOIN sections s "
+    "ON s.document_id = c.document_id AND s.section_path_json = c.section_path_json"
+)
 _LEXICAL_SELECT = (
     "SELECT c.row_id, c.text, c.section_path_json, d.title "
     "FROM chunks c JOIN documents d USING (document_id)"

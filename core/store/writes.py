@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -11,7 +12,14 @@ from core.models import ChunkDraft, Document, chunk_id_for
 from core.store import schema
 from core.store.records import ChangeOp, ChunkRisk
 
-__all__ = ["ChunkRisk", "append_change", "delete_chunks", "finish_change", "insert_chunk"]
+__all__ = [
+    "ChunkRisk",
+    "append_change",
+    "delete_chunks",
+    "finish_change",
+    "insert_chunk",
+    "replace_sections",
+]
 
 
 def delete_chunks(db: sqlite3.Connection, document_id: str) -> list[int]:
@@ -20,6 +28,24 @@ def delete_chunks(db: sqlite3.Connection, document_id: str) -> list[int]:
         "DELETE FROM chunks WHERE document_id = ? RETURNING row_id", (document_id,)
     ).fetchall()
     return sorted(int(row[0]) for row in rows)
+
+
+def replace_sections(
+    db: sqlite3.Connection, document_id: str, paths: Sequence[tuple[str, ...]], vectors: np.ndarray
+) -> None:
+    """Replace a document's section vectors: `vectors` float32 (len(paths), d), row i for paths[i]."""
+    db.execute("DELETE FROM sections WHERE document_id = ?", (document_id,))
+    db.executemany(
+        "INSERT INTO sections (document_id, section_path_json, embedding) VALUES (?, ?, ?)",
+        [
+            (
+                document_id,
+                json.dumps(list(path), ensure_ascii=False),
+                vector.astype(np.float32, copy=False).tobytes(),
+            )
+            for path, vector in zip(paths, vectors, strict=True)
+        ],
+    )
 
 
 def append_change(db: sqlite3.Connection, op: ChangeOp, document_id: str) -> int:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from core.catalog.collection_config import EVALUATED_SECTION_LEAD_WEIGHT, CollectionConfig
+from core.catalog.collection_config import CollectionConfig
 from core.embed.cached_embedder import CachedEmbedder
 from core.embed.device import select_device
 from core.embed.embedder_factory import build_embedder
@@ -30,67 +30,59 @@ from server.settings import Settings
 METRICS = ("mrr@10", "recall@10", "ndcg@10")
 
 
-SECTION_LEAD = "section-lead"
-"""The variant collection whose chunk vectors carry their section's lead (not the default)."""
+SECTION_WEIGHTS = (0.0, 0.25, 0.75, 1.0)
+"""Section weights compared beside the default's (0 = chunk vectors only, 1 = section vectors only)."""
 
 
 def variants(config: CollectionConfig) -> dict[str, CollectionConfig]:
     """Collections indexed besides the default one, by name (a configuration's `collection`)."""
-    return {SECTION_LEAD: replace(config, section_lead_weight=EVALUATED_SECTION_LEAD_WEIGHT)}
+    return {}
 
 
 def configurations(settings: Settings) -> dict[str, RetrievalRequest]:
-    """The configurations compared: the section-lead variant, each retriever alone, textbook hybrid, and
-    the server default (the collection config and request a user gets with no options)."""
-    base = RetrievalRequest(
-        query="", collection="", top_k=10, candidate_depth=100, dense_weight=1.0, lexical_weight=1.0
-    )
+    """The configurations compared: dense at each section weight, each retriever alone, every
+    fusion method at equal and at the default weights, the old default (chunks only), and the
+    server default (the collection config and request a user gets with no options)."""
     r = settings.retrieval
-    lead = replace(base, collection=SECTION_LEAD)
+    base = RetrievalRequest(
+        query="",
+        collection="",
+        top_k=10,
+        candidate_depth=100,
+        dense_weight=1.0,
+        lexical_weight=1.0,
+        section_weight=r.section_weight,
+    )
+    default = replace(
+        base,
+        mode=r.mode,
+        fusion=r.fusion,
+        rrf_k=r.rrf_k,
+        dense_weight=r.dense_weight,
+        lexical_weight=r.lexical_weight,
+    )
+    dense = replace(base, mode=RetrievalMode.DENSE)
+    weights = {
+        f"dense, section weight {w:g}{' (chunks only)' if w == 0 else ''}": replace(
+            dense, section_weight=w
+        )
+        for w in SECTION_WEIGHTS
+    }
+    hybrid = replace(base, mode=RetrievalMode.HYBRID)
     return {
-        "dense + section lead x2": replace(lead, mode=RetrievalMode.DENSE),
-        "default + section lead x2": replace(
-            lead,
-            mode=r.mode,
-            fusion=r.fusion,
-            rrf_k=r.rrf_k,
-            dense_weight=r.dense_weight,
-            lexical_weight=r.lexical_weight,
-        ),
-        "dense": replace(base, mode=RetrievalMode.DENSE),
+        **weights,
+        "dense": dense,
         "lexical": replace(base, mode=RetrievalMode.LEXICAL),
-        "hybrid": replace(base, mode=RetrievalMode.HYBRID, fusion=FusionMethod.RRF, rrf_k=60),
-        "hybrid-weighted-equal": replace(
-            base,
-            mode=RetrievalMode.HYBRID,
-            fusion=FusionMethod.WEIGHTED,
-            dense_weight=1.0,
-            lexical_weight=1.0,
-        ),
-        "hybrid-rrf-bm25-0.25": replace(
-            base, mode=RetrievalMode.HYBRID, fusion=FusionMethod.RRF, lexical_weight=0.25
-        ),
-        "hybrid-dbsf-bm25-0.25": replace(
-            base, mode=RetrievalMode.HYBRID, fusion=FusionMethod.DBSF, lexical_weight=0.25
-        ),
-        "hybrid-max": replace(base, mode=RetrievalMode.HYBRID, fusion=FusionMethod.MAX),
-        "hybrid-dbsf": replace(base, mode=RetrievalMode.HYBRID, fusion=FusionMethod.DBSF),
-        "default": replace(
-            base,
-            mode=r.mode,
-            fusion=r.fusion,
-            rrf_k=r.rrf_k,
-            dense_weight=r.dense_weight,
-            lexical_weight=r.lexical_weight,
-        ),
+        "hybrid": replace(hybrid, fusion=FusionMethod.RRF, rrf_k=60),
+        "hybrid-weighted-equal": replace(hybrid, fusion=FusionMethod.WEIGHTED),
+        "hybrid-dbsf": replace(hybrid, fusion=FusionMethod.DBSF),
+        "hybrid-max": replace(hybrid, fusion=FusionMethod.MAX),
+        "hybrid-rrf-bm25-0.25": replace(hybrid, fusion=FusionMethod.RRF, lexical_weight=0.25),
+        "hybrid-dbsf-bm25-0.25": replace(hybrid, fusion=FusionMethod.DBSF, lexical_weight=0.25),
+        "old default (chunks only, weighted bm25 0.25)": replace(default, section_weight=0.0),
+        "default": default,
         "default + expansion (smart)": replace(
-            base,
-            mode=r.mode,
-            fusion=r.fusion,
-            rrf_k=r.rrf_k,
-            dense_weight=r.dense_weight,
-            lexical_weight=r.lexical_weight,
-            expansion=ExpansionPolicy(enabled=True, strategy=ExpansionStrategy.SMART),
+            default, expansion=ExpansionPolicy(enabled=True, strategy=ExpansionStrategy.SMART)
         ),
     }
 

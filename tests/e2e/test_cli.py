@@ -360,8 +360,10 @@ def test_eval_prints_metrics_for_every_configuration(tmp_path: Path) -> None:
     report = json.loads(result.stdout)
     assert set(report["results"]) == {
         "whole-section baseline",
-        "dense + section lead x2",
-        "default + section lead x2",
+        "dense, section weight 0 (chunks only)",
+        "dense, section weight 0.25",
+        "dense, section weight 0.75",
+        "dense, section weight 1",
         "dense",
         "lexical",
         "hybrid",
@@ -370,6 +372,7 @@ def test_eval_prints_metrics_for_every_configuration(tmp_path: Path) -> None:
         "hybrid-dbsf-bm25-0.25",
         "hybrid-max",
         "hybrid-dbsf",
+        "old default (chunks only, weighted bm25 0.25)",
         "default + expansion (smart)",
         "default",
     }

@@ -57,6 +57,24 @@ CASES = [
     ("top_k-negative", _with(top_k=-3), "top_k", "must be between 1 and 100; got -3"),
     ("top_k-too-big", _with(top_k=101), "top_k", "must be between 1 and 100; got 101"),
     (
+        "mmr_lambda-above-1",
+        _with(mmr_lambda=1.5),
+        "mmr_lambda",
+        "must be between 0 and 1 (1 = plain ranking, lower = more diverse); got 1.5",
+    ),
+    (
+        "mmr_lambda-negative",
+        _with(mmr_lambda=-0.25),
+        "mmr_lambda",
+        "must be between 0 and 1 (1 = plain ranking, lower = more diverse); got -0.25",
+    ),
+    (
+        "max_hits_per_document-negative",
+        _with(max_hits_per_document=-1),
+        "max_hits_per_document",
+        "must be between 0 and 100 (0 = no limit); got -1",
+    ),
+    (
         "budget-negative",
         _with(**{"budget.max_tokens": -5}),
         "budget.max_tokens",

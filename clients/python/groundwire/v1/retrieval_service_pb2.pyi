@@ -98,7 +98,7 @@ class ContextBudget(_message.Message):
     def __init__(self, max_tokens: _Optional[int] = ..., max_chars: _Optional[int] = ...) -> None: ...
 
 class RetrieveRequest(_message.Message):
-    __slots__ = ("query", "collection", "top_k", "filters", "max_risk_level", "hybrid", "expansion", "rerank", "score_threshold", "budget", "use_memory")
+    __slots__ = ("query", "collection", "top_k", "filters", "max_risk_level", "hybrid", "expansion", "rerank", "score_threshold", "budget", "use_memory", "mmr_lambda", "max_hits_per_document")
     QUERY_FIELD_NUMBER: _ClassVar[int]
     COLLECTION_FIELD_NUMBER: _ClassVar[int]
     TOP_K_FIELD_NUMBER: _ClassVar[int]
@@ -110,6 +110,8 @@ class RetrieveRequest(_message.Message):
     SCORE_THRESHOLD_FIELD_NUMBER: _ClassVar[int]
     BUDGET_FIELD_NUMBER: _ClassVar[int]
     USE_MEMORY_FIELD_NUMBER: _ClassVar[int]
+    MMR_LAMBDA_FIELD_NUMBER: _ClassVar[int]
+    MAX_HITS_PER_DOCUMENT_FIELD_NUMBER: _ClassVar[int]
     query: str
     collection: str
     top_k: int
@@ -121,7 +123,9 @@ class RetrieveRequest(_message.Message):
     score_threshold: float
     budget: ContextBudget
     use_memory: bool
-    def __init__(self, query: _Optional[str] = ..., collection: _Optional[str] = ..., top_k: _Optional[int] = ..., filters: _Optional[_Union[_common_pb2.Filters, _Mapping]] = ..., max_risk_level: _Optional[_Union[_common_pb2.RiskLevel, str]] = ..., hybrid: _Optional[_Union[HybridParams, _Mapping]] = ..., expansion: _Optional[_Union[ExpansionPolicy, _Mapping]] = ..., rerank: _Optional[_Union[RerankParams, _Mapping]] = ..., score_threshold: _Optional[float] = ..., budget: _Optional[_Union[ContextBudget, _Mapping]] = ..., use_memory: _Optional[bool] = ...) -> None: ...
+    mmr_lambda: float
+    max_hits_per_document: int
+    def __init__(self, query: _Optional[str] = ..., collection: _Optional[str] = ..., top_k: _Optional[int] = ..., filters: _Optional[_Union[_common_pb2.Filters, _Mapping]] = ..., max_risk_level: _Optional[_Union[_common_pb2.RiskLevel, str]] = ..., hybrid: _Optional[_Union[HybridParams, _Mapping]] = ..., expansion: _Optional[_Union[ExpansionPolicy, _Mapping]] = ..., rerank: _Optional[_Union[RerankParams, _Mapping]] = ..., score_threshold: _Optional[float] = ..., budget: _Optional[_Union[ContextBudget, _Mapping]] = ..., use_memory: _Optional[bool] = ..., mmr_lambda: _Optional[float] = ..., max_hits_per_document: _Optional[int] = ...) -> None: ...
 
 class Hit(_message.Message):
     __slots__ = ("chunk", "rank", "score", "scores", "expanded_from", "in_context")

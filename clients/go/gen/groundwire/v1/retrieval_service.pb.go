@@ -570,9 +570,17 @@ type RetrieveRequest struct {
 	// Context budget. Unset: 2000 tokens.
 	Budget *ContextBudget `protobuf:"bytes,10,opt,name=budget,proto3" json:"budget,omitempty"`
 	// Also search the collection's long-term memories and fuse them in. Default: false.
-	UseMemory     bool `protobuf:"varint,11,opt,name=use_memory,json=useMemory,proto3" json:"use_memory,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	UseMemory bool `protobuf:"varint,11,opt,name=use_memory,json=useMemory,proto3" json:"use_memory,omitempty"`
+	// Maximal marginal relevance: reorder the hits so each next one trades relevance (weight
+	// lambda) against its cosine to the hits already chosen (weight 1 - lambda). 0 to 1; 1 is the
+	// plain ranking. Unset: the server's retrieval.mmr_lambda (default 1, off).
+	MmrLambda *float32 `protobuf:"fixed32,12,opt,name=mmr_lambda,json=mmrLambda,proto3,oneof" json:"mmr_lambda,omitempty"`
+	// At most this many hits of one document come before other documents' hits, so one
+	// document's chunks do not crowd the others out of top_k. 0 to 100; 0 is no limit. Unset: the
+	// server's retrieval.max_hits_per_document (default 0).
+	MaxHitsPerDocument *int32 `protobuf:"varint,13,opt,name=max_hits_per_document,json=maxHitsPerDocument,proto3,oneof" json:"max_hits_per_document,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *RetrieveRequest) Reset() {
@@ -680,6 +688,20 @@ func (x *RetrieveRequest) GetUseMemory() bool {
 		return x.UseMemory
 	}
 	return false
+}
+
+func (x *RetrieveRequest) GetMmrLambda() float32 {
+	if x != nil && x.MmrLambda != nil {
+		return *x.MmrLambda
+	}
+	return 0
+}
+
+func (x *RetrieveRequest) GetMaxHitsPerDocument() int32 {
+	if x != nil && x.MaxHitsPerDocument != nil {
+		return *x.MaxHitsPerDocument
+	}
+	return 0
 }
 
 // Hit is one retrieved chunk with its scores.
@@ -1780,7 +1802,7 @@ const file_groundwire_v1_retrieval_service_proto_rawDesc = "" +
 	"\n" +
 	"max_tokens\x18\x01 \x01(\x05H\x00R\tmaxTokens\x12\x1d\n" +
 	"\tmax_chars\x18\x02 \x01(\x05H\x00R\bmaxCharsB\a\n" +
-	"\x05limit\"\x9c\x04\n" +
+	"\x05limit\"\xa1\x05\n" +
 	"\x0fRetrieveRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12\x1e\n" +
 	"\n" +
@@ -1796,9 +1818,14 @@ const file_groundwire_v1_retrieval_service_proto_rawDesc = "" +
 	"\x06budget\x18\n" +
 	" \x01(\v2\x1c.groundwire.v1.ContextBudgetR\x06budget\x12\x1d\n" +
 	"\n" +
-	"use_memory\x18\v \x01(\bR\tuseMemoryB\b\n" +
+	"use_memory\x18\v \x01(\bR\tuseMemory\x12\"\n" +
+	"\n" +
+	"mmr_lambda\x18\f \x01(\x02H\x02R\tmmrLambda\x88\x01\x01\x126\n" +
+	"\x15max_hits_per_document\x18\r \x01(\x05H\x03R\x12maxHitsPerDocument\x88\x01\x01B\b\n" +
 	"\x06_top_kB\x12\n" +
-	"\x10_score_threshold\"\xd3\x01\n" +
+	"\x10_score_thresholdB\r\n" +
+	"\v_mmr_lambdaB\x18\n" +
+	"\x16_max_hits_per_document\"\xd3\x01\n" +
 	"\x03Hit\x12*\n" +
 	"\x05chunk\x18\x01 \x01(\v2\x14.groundwire.v1.ChunkR\x05chunk\x12\x12\n" +
 	"\x04rank\x18\x02 \x01(\rR\x04rank\x12\x14\n" +

@@ -310,6 +310,20 @@ export interface RetrieveRequest {
     | undefined;
   /** Also search the collection's long-term memories and fuse them in. Default: false. */
   useMemory: boolean;
+  /**
+   * Maximal marginal relevance: reorder the hits so each next one trades relevance (weight
+   * lambda) against its cosine to the hits already chosen (weight 1 - lambda). 0 to 1; 1 is the
+   * plain ranking. Unset: the server's retrieval.mmr_lambda (default 1, off).
+   */
+  mmrLambda?:
+    | number
+    | undefined;
+  /**
+   * At most this many hits of one document come before other documents' hits, so one
+   * document's chunks do not crowd the others out of top_k. 0 to 100; 0 is no limit. Unset: the
+   * server's retrieval.max_hits_per_document (default 0).
+   */
+  maxHitsPerDocument?: number | undefined;
 }
 
 /** Hit is one retrieved chunk with its scores. */
@@ -1090,6 +1104,8 @@ function createBaseRetrieveRequest(): RetrieveRequest {
     scoreThreshold: undefined,
     budget: undefined,
     useMemory: false,
+    mmrLambda: undefined,
+    maxHitsPerDocument: undefined,
   };
 }
 
@@ -1127,6 +1143,12 @@ export const RetrieveRequest: MessageFns<RetrieveRequest> = {
     }
     if (message.useMemory !== false) {
       writer.uint32(88).bool(message.useMemory);
+    }
+    if (message.mmrLambda !== undefined) {
+      writer.uint32(101).float(message.mmrLambda);
+    }
+    if (message.maxHitsPerDocument !== undefined) {
+      writer.uint32(104).int32(message.maxHitsPerDocument);
     }
     return writer;
   },
@@ -1232,6 +1254,22 @@ export const RetrieveRequest: MessageFns<RetrieveRequest> = {
             message.useMemory = reader.bool();
             continue;
           }
+          case 12: {
+            if (tag !== 101) {
+              break;
+            }
+
+            message.mmrLambda = reader.float();
+            continue;
+          }
+          case 13: {
+            if (tag !== 104) {
+              break;
+            }
+
+            message.maxHitsPerDocument = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1273,6 +1311,16 @@ export const RetrieveRequest: MessageFns<RetrieveRequest> = {
         : isSet(object.use_memory)
         ? globalThis.Boolean(object.use_memory)
         : false,
+      mmrLambda: isSet(object.mmrLambda)
+        ? globalThis.Number(object.mmrLambda)
+        : isSet(object.mmr_lambda)
+        ? globalThis.Number(object.mmr_lambda)
+        : undefined,
+      maxHitsPerDocument: isSet(object.maxHitsPerDocument)
+        ? globalThis.Number(object.maxHitsPerDocument)
+        : isSet(object.max_hits_per_document)
+        ? globalThis.Number(object.max_hits_per_document)
+        : undefined,
     };
   },
 
@@ -1311,6 +1359,12 @@ export const RetrieveRequest: MessageFns<RetrieveRequest> = {
     if (message.useMemory !== false) {
       obj.useMemory = message.useMemory;
     }
+    if (message.mmrLambda !== undefined) {
+      obj.mmrLambda = floatToJson(message.mmrLambda);
+    }
+    if (message.maxHitsPerDocument !== undefined) {
+      obj.maxHitsPerDocument = Math.round(message.maxHitsPerDocument);
+    }
     return obj;
   },
 
@@ -1340,6 +1394,8 @@ export const RetrieveRequest: MessageFns<RetrieveRequest> = {
       ? ContextBudget.fromPartial(object.budget)
       : undefined;
     message.useMemory = object.useMemory ?? false;
+    message.mmrLambda = object.mmrLambda ?? undefined;
+    message.maxHitsPerDocument = object.maxHitsPerDocument ?? undefined;
     return message;
   },
 };

@@ -1,0 +1,76 @@
+"""One table of every `groundwire eval` configuration on two labelled sets, side by side.
+
+Run: .venv/bin/python benchmarks/quality/both_sets_table.py PERL_JSON PYTHON_JSON [--name NAME]
+(each a report written by `groundwire eval --json --output FILE`). Prints the table and writes
+benchmarks/results/<NAME>.md (NAME: section_vectors): MRR@10 and Recall@10 per set with deltas
+against each set's whole-section baseline row, computed in the same run as the configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = ROOT / "benchmarks" / "results"
+BASELINE = "whole-section baseline"
+
+
+def scope(report: dict[str, object]) -> str:
+    subset = report.get("subset")
+    where = (
+        f"ids starting {subset['prefix']!r} + {subset['distractors']} others"  # type: ignore[index]
+        if subset
+        else "whole corpus"
+    )
+    return f"{report['documents']} documents, {report['queries']} queries, {where}"
+
+
+def table(sets: dict[str, dict[str, object]]) -> str:
+    header = "| configuration | " + " | ".join(
+        f"{name} MRR@10 | Δ | {name} R@10 | Δ" for name in sets
+    )
+    lines = [header + " |", "|---|" + "---|---|---|---|" * len(sets)]
+    labels = list(dict.fromkeys(label for r in sets.values() for label in r["results"]))  # type: ignore[attr-defined]
+    for label in labels:
+        cells = []
+        for report in sets.values():
+            results: dict[str, dict[str, float]] = report["results"]  # type: ignore[assignment]
+            row, base = results.get(label), results[BASELINE]
+            if row is None:
+                cells.append("- | - | - | -")
+                continue
+            cells.append(
+                f"{row['mrr@10']:.3f} | {row['mrr@10'] - base['mrr@10']:+.3f} | "
+                f"{row['recall@10']:.3f} | {row['recall@10'] - base['recall@10']:+.3f}"
+            )
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("perl", type=Path)
+    parser.add_argument("python", type=Path)
+    parser.add_argument("--name", default="section_vectors")
+    args = parser.parse_args()
+    sets = {
+        "perl-faq": json.loads(args.perl.read_text()),
+        "python-faq": json.loads(args.python.read_text()),
+    }
+    text = table(sets)
+    print(text)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    scopes = "\n".join(f"- {name}: {scope(report)}" for name, report in sets.items())
+    (RESULTS / f"{args.name}.md").write_text(
+        "# Every retrieval configuration on both development sets (`groundwire eval`)\n\n"
+        "Produced by `benchmarks/quality/both_sets_table.py` from two `groundwire eval --json` "
+        "reports; each set's baseline (one MiniLM vector per whole section, exact search) is "
+        "computed in the same run as its configurations. Deltas are against it.\n\n"
+        f"{scopes}\n\n{text}\n"
+    )
+
+
+if __name__ == "__main__":
+    main()
