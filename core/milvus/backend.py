@@ -17,6 +17,7 @@ from pathlib import Path
 
 from core.catalog.collection import CONFIG_KEY, Collection, settle_config
 from core.catalog.collection_config import CollectionConfig
+from core.catalog.version import INCARNATION_KEY
 from core.dense.engine_factory import DenseEngine, DenseEngineName
 from core.errors import AlreadyExists, Conflict
 from core.milvus import naming
@@ -112,6 +113,19 @@ class MilvusBackend:
             )
         pymilvus = self._connections.pymilvus
         return MilvusStore.create(client, pymilvus, self.options, name, config.embedding_dim)
+
+    def is_current(self, collection: Collection) -> bool:
+        """The incarnation stored in Milvus is still the one `collection` was opened at (a
+        drop through another replica removes it; a re-create mints a new one)."""
+        store = collection.store
+        if not isinstance(store, MilvusStore):
+            return True
+        try:
+            return store.get_meta(INCARNATION_KEY) == collection.incarnation
+        except Exception:
+            if store.client.has_collection(store.records):
+                raise
+            return False  # dropped
 
     def remove(self, tenant: str, name: str, collection: Collection) -> None:
         """Drop the Milvus collections and the local memories directory."""

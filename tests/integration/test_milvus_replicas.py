@@ -159,3 +159,42 @@ def test_without_pymilvus_a_milvus_server_refuses_to_start(tmp_path: Path) -> No
         'storage.backend = "milvus" needs the pymilvus client, which is not installed: '
         "pip install 'groundwire[milvus]'"
     ) in str(caught.value)
+
+
+def test_a_collection_dropped_through_one_replica_is_not_found_through_the_other(
+    replicas: tuple[Replica, Replica],
+) -> None:
+    a, b = replicas
+    a.index.CreateCollection(ix.CreateCollectionRequest(name="fleeting"))
+    a.upsert("harbour", SECRET, collection="fleeting")
+    for _ in range(2):  # b opens it, then serves the second read from its cache
+        assert b.retrieve_ids("fleeting") == ["harbour"]
+    a.index.DropCollection(ix.DropCollectionRequest(name="fleeting"))
+    with pytest.raises(grpc.RpcError) as local:
+        a.retrieve_ids("fleeting")
+    with pytest.raises(grpc.RpcError) as remote:
+        b.retrieve_ids("fleeting")
+    assert remote.value.code() is grpc.StatusCode.NOT_FOUND
+    assert remote.value.details() == local.value.details()
+    with pytest.raises(grpc.RpcError) as stats:
+        b.index.Stats(ix.StatsRequest(collection="fleeting"))
+    assert stats.value.code() is grpc.StatusCode.NOT_FOUND
+    listed = b.index.ListCollections(ix.ListCollectionsRequest())
+    assert "fleeting" not in [c.name for c in listed.collections]
+
+
+def test_a_collection_re_created_through_one_replica_is_served_new_by_the_other(
+    replicas: tuple[Replica, Replica],
+) -> None:
+    a, b = replicas
+    a.index.CreateCollection(ix.CreateCollectionRequest(name="reborn"))
+    a.upsert("harbour", SECRET, collection="reborn")
+    for _ in range(2):  # the second read is served from b's retrieval cache
+        assert b.retrieve_ids("reborn") == ["harbour"]
+    a.index.DropCollection(ix.DropCollectionRequest(name="reborn"))
+    a.index.CreateCollection(ix.CreateCollectionRequest(name="reborn"))
+    assert b.retrieve_ids("reborn") == []  # the new incarnation is empty
+    a.upsert("lighthouse", SECRET.replace("harbour", "lighthouse"), collection="reborn")
+    assert b.retrieve_ids("reborn") == ["lighthouse"]
+    stats = b.index.Stats(ix.StatsRequest(collection="reborn"))
+    assert stats.collection.document_count == 1
