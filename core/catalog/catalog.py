@@ -247,8 +247,10 @@ class CollectionCatalog:
                     for (t, n), c in self._collections.items()
                     if t == tenant and n not in stored and (t, n) not in self._reserved
                 ]
-            for name, collection in gone:  # dropped through another replica
-                self._forget(tenant, name, collection)
+            # dropped through another replica, unless created here after `stored` listed
+            for name, collection in gone:
+                if not self.backend.is_current(collection):
+                    self._forget(tenant, name, collection)
         with self._lock:
             return sorted(name for t, name in self._collections if t == tenant)
 
