@@ -155,6 +155,10 @@ class CollectionCatalog:
         """The tenant's open collection named `name`; NotFound otherwise."""
         with self._lock:
             collection = self._collections.get((tenant, name))
+        if collection is not None and self.backend.shared:
+            if not self.backend.is_current(collection):  # dropped or re-created elsewhere
+                self._forget(tenant, name, collection)
+                collection = None
         if collection is None and self.backend.shared and (tenant, name) not in self._reserved:
             validate_collection_name(name, "collection")
             collection = self._open_existing(tenant, name)  # created by another replica
@@ -164,6 +168,18 @@ class CollectionCatalog:
                 "or list collections with ListCollections"
             )
         return collection
+
+    def _forget(self, tenant: str, name: str, collection: Collection) -> None:
+        """Remove a collection another replica dropped or re-created from this catalog and
+        release it (its data is gone or belongs to the new incarnation: nothing to save)."""
+        with self._lock:
+            if self._collections.get((tenant, name)) is collection:
+                del self._collections[(tenant, name)]
+        try:
+            collection.close()
+        except Exception:  # its stored parts may be gone already
+            logger.debug("closing stale %s/%s", tenant, name, exc_info=True)
+        logger.info("forgot collection %s/%s (dropped or re-created elsewhere)", tenant, name)
 
     def get_or_create(self, tenant: str, name: str, config: CollectionConfig) -> Collection:
         """The tenant's collection named `name`, created with `config` if missing."""
@@ -221,9 +237,20 @@ class CollectionCatalog:
         """The tenant's collection names, sorted (with a shared backend, also those another
         replica created)."""
         if self.backend.shared:
-            for stored_tenant, name in self.backend.stored(self.root):
-                if stored_tenant == tenant and (tenant, name) not in self._collections:
+            stored = {n for t, n in self.backend.stored(self.root) if t == tenant}
+            for name in sorted(stored):
+                if (tenant, name) not in self._collections:
                     self._open_existing(tenant, name)
+            with self._lock:
+                gone = [
+                    (n, c)
+                    for (t, n), c in self._collections.items()
+                    if t == tenant and n not in stored and (t, n) not in self._reserved
+                ]
+            # dropped through another replica, unless created here after `stored` listed
+            for name, collection in gone:
+                if not self.backend.is_current(collection):
+                    self._forget(tenant, name, collection)
         with self._lock:
             return sorted(name for t, name in self._collections if t == tenant)
 

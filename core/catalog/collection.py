@@ -25,6 +25,7 @@ from core.dense.torch_exact import TorchExactIndex
 from core.errors import Conflict
 from core.lexical.protocol import LexicalIndex
 from core.lexical.tantivy_index import TantivyIndex
+from core.memory.protocol import Memories
 from core.memory.store import MemoryStore
 from core.models import Chunk
 from core.retrieve.filters import ChunkFilter
@@ -110,8 +111,12 @@ class Collection:
         open_report: replay.OpenReport | None = None,
         persist_policy: DensePersistPolicy | None = None,
         device: str = "cpu",
+        memories: MemoryOpener | None = None,
     ) -> None:
-        """The store must hold an incarnation (`Collection.open` mints one when it has none)."""
+        """The store must hold an incarnation (`Collection.open` mints one when it has none).
+
+        `memories` opens the collection's long-term memories (its storage backend supplies
+        it; default: `memories.sqlite3` in `directory`)."""
         self.name = name
         self.device = device
         self.directory = directory
@@ -127,7 +132,8 @@ class Collection:
         self._dense_saved_sequence = self._dense_sequence if saved is None else _saved_at(saved)
         self._dense_saved_at = time.monotonic()
         self._lexical: LexicalIndex = lexical
-        self._memories: MemoryStore | None = None
+        self._memories: Memories | None = None
+        self._open_memories = memories or _local_memories(directory / MEMORIES_FILE)
         self._memories_lock = threading.Lock()
         self._writes_blocked = (
             ""  # why writes are refused for now ("" = they are not); under write_lock
@@ -483,18 +489,22 @@ class Collection:
                     self._memories.close()
                     self._memories = None
 
-    def memories(self) -> MemoryStore:
-        """The collection's long-term memories (`memories.sqlite3`), opened on first use."""
-        with self._memories_lock:
-            if self._memories is None:
-                self._memories = MemoryStore.open(self.directory / MEMORIES_FILE)
-            return self._memories
+    def memories(self) -> Memories:
+        """The collection's long-term memories, opened on first use."""
+        found = self._memories_if_any(create=True)
+        assert found is not None
+        return found
 
     def memory_count(self) -> int:
-        """Stored memories, without opening the memory database when there is none."""
-        if self._memories is None and not (self.directory / MEMORIES_FILE).exists():
-            return 0
-        return self.memories().count()
+        """Stored memories, without creating a memory store when there is none."""
+        found = self._memories_if_any(create=False)
+        return 0 if found is None else found.count()
+
+    def _memories_if_any(self, create: bool) -> Memories | None:
+        with self._memories_lock:
+            if self._memories is None:
+                self._memories = self._open_memories(create)
+            return self._memories
 
     def _persist_dense_if_due(self, sequence: int) -> None:
         if sequence == self._dense_saved_sequence:
@@ -510,6 +520,19 @@ class Collection:
         self._dense_saved_sequence = sequence
         self._dense_saved_at = time.monotonic()
         logger.debug("saved dense index of %s at sequence %d", self.name, sequence)
+
+
+MemoryOpener = Callable[[bool], Memories | None]
+"""Opens a collection's memories; with False, None instead of creating an absent store."""
+
+
+def _local_memories(path: Path) -> MemoryOpener:
+    """The SQLite memory store at `path` (created on the first use that may create it)."""
+
+    def open_memories(create: bool) -> Memories | None:
+        return MemoryStore.open(path) if create or path.exists() else None
+
+    return open_memories
 
 
 def settle_config(

@@ -52,6 +52,11 @@ class StorageBackend(Protocol):
         FileNotFoundError when it is not stored and there is no `new_config`."""
         ...
 
+    def is_current(self, collection: Collection) -> bool:
+        """False when the stored collection was dropped or re-created (a new incarnation) since
+        `collection` was opened, by another replica of a shared backend."""
+        ...
+
     def remove(self, tenant: str, name: str, collection: Collection) -> None:
         """Delete a closed collection's data."""
         ...
@@ -98,6 +103,10 @@ class LocalBackend:
         return Collection.open(
             name, directory, new_config, device=device, new_contents=new_contents
         )
+
+    def is_current(self, collection: Collection) -> bool:
+        """Only this process drops or creates local collections: always current."""
+        return True
 
     def remove(self, tenant: str, name: str, collection: Collection) -> None:
         """Delete the collection directory."""

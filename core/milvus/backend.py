@@ -5,7 +5,7 @@ partition key), three Milvus collections per groundwire collection (`schema`, `s
 `Collection` over Milvus is the same class as a local one with other parts: `MilvusStore` as
 its store, `MilvusDenseIndex` and `MilvusLexicalIndex` as its indexes, so every write still goes
 through `Collection.commit` / `delete_documents` and the retrieval pipeline is unchanged. The
-local directory only holds the collection's memories database.
+collection's long-term memories live in Milvus too (`memories.MilvusMemoryStore`).
 """
 
 from __future__ import annotations
@@ -17,12 +17,14 @@ from pathlib import Path
 
 from core.catalog.collection import CONFIG_KEY, Collection, settle_config
 from core.catalog.collection_config import CollectionConfig
+from core.catalog.version import INCARNATION_KEY
 from core.dense.engine_factory import DenseEngine, DenseEngineName
 from core.errors import AlreadyExists, Conflict
 from core.milvus import naming
 from core.milvus.client import MilvusConnections
 from core.milvus.dense import MilvusDenseIndex
 from core.milvus.lexical import MilvusLexicalIndex
+from core.milvus.memories import MilvusMemoryStore
 from core.milvus.options import MilvusOptions
 from core.milvus.refusals import BACKUP_TOOL, TUNE_OPERATION, TUNE_REFUSAL
 from core.milvus.store import MilvusStore
@@ -84,14 +86,22 @@ class MilvusBackend:
             new_config = replace(new_config, section_vectors=False)
             store = self._create(database, name, new_config)
         config = settle_config(store, new_config, new_contents)
-        directory.mkdir(parents=True, exist_ok=True)  # the memories database only
+        directory.mkdir(parents=True, exist_ok=True)  # nothing of it lives there
         dense = MilvusDenseIndex(store, self.options, config.embedding_dim)
         dense.upgrade_if_due(store.counts()[1])
         engine = DenseEngine(
             dense, DenseEngineName.MILVUS, "milvus", f"Milvus {dense.kind}", config.dense
         )
+        memories = MilvusMemoryStore(store, self._connections.pymilvus, config.embedding_dim)
         return Collection(
-            name, directory, store, engine, MilvusLexicalIndex(store), config, device=device
+            name,
+            directory,
+            store,
+            engine,
+            MilvusLexicalIndex(store),
+            config,
+            device=device,
+            memories=lambda create: memories,
         )
 
     def _create(self, database: str, name: str, config: CollectionConfig) -> MilvusStore:
@@ -113,8 +123,21 @@ class MilvusBackend:
         pymilvus = self._connections.pymilvus
         return MilvusStore.create(client, pymilvus, self.options, name, config.embedding_dim)
 
+    def is_current(self, collection: Collection) -> bool:
+        """The incarnation stored in Milvus is still the one `collection` was opened at (a
+        drop through another replica removes it; a re-create mints a new one)."""
+        store = collection.store
+        if not isinstance(store, MilvusStore):
+            return True
+        try:
+            return store.get_meta(INCARNATION_KEY) == collection.incarnation
+        except Exception:
+            if store.client.has_collection(store.records):
+                raise
+            return False  # dropped
+
     def remove(self, tenant: str, name: str, collection: Collection) -> None:
-        """Drop the Milvus collections and the local memories directory."""
+        """Drop the Milvus collections (memories too) and the local directory."""
         store = collection.store
         if isinstance(store, MilvusStore):
             store.drop()

@@ -64,3 +64,11 @@ WRITES_SUFFIX = "__writes"
 def writes_collection(name: str) -> str:
     """The Milvus collection whose auto ids are the collection's sequence numbers."""
     return f"{_PREFIX}{encode_name(name)}{WRITES_SUFFIX}"
+
+
+MEMORIES_SUFFIX = "__memories"
+
+
+def memories_collection(name: str) -> str:
+    """The Milvus collection of a groundwire collection's long-term memories."""
+    return f"{_PREFIX}{encode_name(name)}{MEMORIES_SUFFIX}"

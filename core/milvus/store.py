@@ -85,6 +85,7 @@ class MilvusStore:
         self.chunks = naming.chunks_collection(name)
         self.records = naming.records_collection(name)
         self.writes = naming.writes_collection(name)
+        self.memories = naming.memories_collection(name)
         self.links = MilvusLinkGraph(client, self.chunks, self.records)
         self._lock = threading.Lock()
         self._edge_count: tuple[int, int] | None = None
@@ -97,7 +98,7 @@ class MilvusStore:
 
         `records` comes first: once it exists, other replicas see the create in progress."""
         store = cls(client, options, name)
-        for collection in (store.chunks, store.records, store.writes):
+        for collection in (store.chunks, store.records, store.writes, store.memories):
             if client.has_collection(collection):
                 client.drop_collection(collection)
         client.create_collection(
@@ -137,6 +138,8 @@ class MilvusStore:
         """Drop the collections of this groundwire collection."""
         for collection in (self.chunks, self.records, self.writes):
             self.client.drop_collection(collection)
+        if self.client.has_collection(self.memories):  # created on the first memory
+            self.client.drop_collection(self.memories)
 
     # ---- writes ---------------------------------------------------------------------------
 
@@ -216,6 +219,12 @@ class MilvusStore:
     def set_meta(self, key: str, value: str) -> None:
         """Set one collection setting."""
         self.client.upsert(self.records, [_record(f"meta:{key}", "meta", "", value, {})])
+
+    def publish_write(self) -> int:
+        """Publish a new sequence for a write stored elsewhere (memories); that sequence."""
+        sequence = mint_sequence(self.client, self.writes)
+        self._publish(sequence)
+        return sequence
 
     def _publish(self, sequence: int) -> None:
         self.set_meta(SEQUENCE_KEY, str(sequence))

@@ -159,3 +159,94 @@ def test_without_pymilvus_a_milvus_server_refuses_to_start(tmp_path: Path) -> No
         'storage.backend = "milvus" needs the pymilvus client, which is not installed: '
         "pip install 'groundwire[milvus]'"
     ) in str(caught.value)
+
+
+def test_a_collection_dropped_through_one_replica_is_not_found_through_the_other(
+    replicas: tuple[Replica, Replica],
+) -> None:
+    a, b = replicas
+    a.index.CreateCollection(ix.CreateCollectionRequest(name="fleeting"))
+    a.upsert("harbour", SECRET, collection="fleeting")
+    for _ in range(2):  # b opens it, then serves the second read from its cache
+        assert b.retrieve_ids("fleeting") == ["harbour"]
+    a.index.DropCollection(ix.DropCollectionRequest(name="fleeting"))
+    with pytest.raises(grpc.RpcError) as local:
+        a.retrieve_ids("fleeting")
+    with pytest.raises(grpc.RpcError) as remote:
+        b.retrieve_ids("fleeting")
+    assert remote.value.code() is grpc.StatusCode.NOT_FOUND
+    assert remote.value.details() == local.value.details()
+    with pytest.raises(grpc.RpcError) as stats:
+        b.index.Stats(ix.StatsRequest(collection="fleeting"))
+    assert stats.value.code() is grpc.StatusCode.NOT_FOUND
+    listed = b.index.ListCollections(ix.ListCollectionsRequest())
+    assert "fleeting" not in [c.name for c in listed.collections]
+
+
+def test_a_collection_re_created_through_one_replica_is_served_new_by_the_other(
+    replicas: tuple[Replica, Replica],
+) -> None:
+    a, b = replicas
+    a.index.CreateCollection(ix.CreateCollectionRequest(name="reborn"))
+    a.upsert("harbour", SECRET, collection="reborn")
+    for _ in range(2):  # the second read is served from b's retrieval cache
+        assert b.retrieve_ids("reborn") == ["harbour"]
+    a.index.DropCollection(ix.DropCollectionRequest(name="reborn"))
+    a.index.CreateCollection(ix.CreateCollectionRequest(name="reborn"))
+    assert b.retrieve_ids("reborn") == []  # the new incarnation is empty
+    a.upsert("lighthouse", SECRET.replace("harbour", "lighthouse"), collection="reborn")
+    assert b.retrieve_ids("reborn") == ["lighthouse"]
+    stats = b.index.Stats(ix.StatsRequest(collection="reborn"))
+    assert stats.collection.document_count == 1
+
+
+def memory_ids(replica: Replica, collection: str) -> list[str]:
+    reply = replica.retrieval.Retrieve(
+        rs.RetrieveRequest(query=QUERY, collection=collection, top_k=5, use_memory=True)
+    )
+    return [
+        h.chunk.chunk_id for h in reply.hits if h.chunk.source_type == common.SOURCE_TYPE_MEMORY
+    ]
+
+
+def test_a_memory_added_through_one_replica_is_used_through_the_other(
+    replicas: tuple[Replica, Replica],
+) -> None:
+    a, b = replicas
+    a.index.CreateCollection(ix.CreateCollectionRequest(name="remembering"))
+    a.upsert("weather", "# Weather\n\nRain falls on the hills in spring.", collection="remembering")
+    for _ in range(2):  # the second read is served from b's retrieval cache
+        assert memory_ids(b, "remembering") == []
+    memory = ix.Memory(text="The user keeps the harbour lanterns lit with whale oil.", importance=1)
+    added = a.index.AddMemories(
+        ix.AddMemoriesRequest(collection="remembering", memories=[memory])
+    ).memory_ids
+    assert len(added) == 1 and added[0].startswith("memory-")
+    assert memory_ids(b, "remembering") == list(added)
+    assert memory_ids(a, "remembering") == list(added)
+    assert b.index.Stats(ix.StatsRequest(collection="remembering")).memories == 1
+    more = b.index.AddMemories(
+        ix.AddMemoriesRequest(
+            collection="remembering", memories=[ix.Memory(text="The harbour lanterns are lit.")]
+        )
+    ).memory_ids
+    assert set(more).isdisjoint(added)  # numbers are unique across replicas
+    assert set(memory_ids(a, "remembering")) == {*added, *more}
+
+
+def test_memories_of_a_dropped_collection_are_never_used_again(
+    replicas: tuple[Replica, Replica],
+) -> None:
+    a, b = replicas
+    a.index.CreateCollection(ix.CreateCollectionRequest(name="amnesia"))
+    a.upsert("weather", "# Weather\n\nRain falls on the hills in spring.", collection="amnesia")
+    memory = ix.Memory(text="The user keeps the harbour lanterns lit with whale oil.", importance=1)
+    a.index.AddMemories(ix.AddMemoriesRequest(collection="amnesia", memories=[memory]))
+    for _ in range(2):  # the second read is served from b's retrieval cache
+        assert len(memory_ids(b, "amnesia")) == 1
+    a.index.DropCollection(ix.DropCollectionRequest(name="amnesia"))
+    a.index.CreateCollection(ix.CreateCollectionRequest(name="amnesia"))
+    a.upsert("weather", "# Weather\n\nRain falls on the hills in spring.", collection="amnesia")
+    assert memory_ids(b, "amnesia") == []
+    assert memory_ids(a, "amnesia") == []
+    assert b.index.Stats(ix.StatsRequest(collection="amnesia")).memories == 0
