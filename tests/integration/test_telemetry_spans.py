@@ -31,6 +31,7 @@ RETRIEVE_STAGES = [
     "retrieve.preprocess",
     "retrieve.embed",
     "retrieve.dense",
+    "retrieve.sections",
     "retrieve.lexical",
     "retrieve.filter",
     "retrieve.fuse",

@@ -36,6 +36,7 @@ EXPLICIT_ALTERNATIVES: dict[str, Any] = {
     "budget": ContextBudget(max_chars=5000),
     "rerank_depth": 12,
     "expansion": ExpansionPolicy(enabled=True),
+    "mmr_lambda": 0.5,
 }
 FILTER_ALTERNATIVES: dict[str, Any] = {
     "document_ids": frozenset({"guide"}),
