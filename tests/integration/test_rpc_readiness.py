@@ -17,6 +17,7 @@ from server.index_servicer import IndexServicer
 from server.retrieval_servicer import RetrievalServicer
 from server.rpc_declaration import implementations
 from server.runtime import Runtime
+from server.tune_servicer import CollectionTuning
 from tests.conftest import make_settings
 from tests.server_harness import ServerThread
 
@@ -43,6 +44,7 @@ NEEDS_LOADED = {
     "RestoreCollection",
     "DeleteSnapshot",
     "AddMemories",
+    "TuneCollection",
 }
 LOADING = "the server is still loading its indexes; retry in a moment"
 
@@ -68,7 +70,12 @@ def _call(channel: grpc.Channel, method: MethodDescriptor) -> tuple[grpc.StatusC
 def test_each_rpc_declares_its_readiness(tmp_path: Path) -> None:
     runtime = Runtime(make_settings(tmp_path, seed_demo=False))
     try:
-        servicers = [RetrievalServicer(runtime), IndexServicer(runtime), IndexMaintenance(runtime)]
+        servicers = [
+            RetrievalServicer(runtime),
+            IndexServicer(runtime),
+            IndexMaintenance(runtime),
+            CollectionTuning(runtime),
+        ]
         declared = implementations(servicers)
     finally:
         runtime.close()

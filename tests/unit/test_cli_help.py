@@ -8,7 +8,7 @@ import pytest
 
 from server.cli import _parser
 
-COMMANDS = ("serve", "index", "query", "answer", "keygen", "eval")
+COMMANDS = ("serve", "index", "query", "answer", "keygen", "eval", "tune")
 
 
 def _subcommands() -> dict[str, argparse.ArgumentParser]:
