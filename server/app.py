@@ -17,16 +17,13 @@ from grpc_reflection.v1alpha import reflection
 from core.errors import InvalidArgument
 from server.authentication import Authenticator
 from server.handlers import service_handler
-from server.index_maintenance import IndexMaintenance
 from server.index_servicer import SERVICE as INDEX_SERVICE
-from server.index_servicer import IndexServicer
 from server.key_ring_file import KeyRingFile, watch_key_file
 from server.retrieval_servicer import SERVICE as RETRIEVAL_SERVICE
-from server.retrieval_servicer import RetrievalServicer
 from server.runtime import Runtime
+from server.servicers import servicers
 from server.settings import Settings
 from server.telemetry.server_telemetry import ServerTelemetry
-from server.tune_servicer import CollectionTuning
 
 logger = logging.getLogger(__name__)
 
@@ -142,19 +139,9 @@ def create_server(settings: Settings) -> tuple[GroundwireServer, int]:
     keys = key_source(settings)
     authenticator = Authenticator(keys)
     grpc_server.add_generic_rpc_handlers(
-        (
-            service_handler(
-                RETRIEVAL_SERVICE,
-                [RetrievalServicer(runtime)],
-                authenticator,
-                runtime.require_ready,
-            ),
-            service_handler(
-                INDEX_SERVICE,
-                [IndexServicer(runtime), IndexMaintenance(runtime), CollectionTuning(runtime)],
-                authenticator,
-                runtime.require_ready,
-            ),
+        tuple(
+            service_handler(service, implementations, authenticator, runtime.require_ready)
+            for service, implementations in servicers(runtime).items()
         )
     )
     health_servicer = health.aio.HealthServicer()

@@ -12,12 +12,9 @@ from google.protobuf.descriptor import MethodDescriptor
 
 from groundwire.v1 import index_service_pb2 as ix
 from groundwire.v1 import retrieval_service_pb2 as rs
-from server.index_maintenance import IndexMaintenance
-from server.index_servicer import IndexServicer
-from server.retrieval_servicer import RetrievalServicer
 from server.rpc_declaration import implementations
 from server.runtime import Runtime
-from server.tune_servicer import CollectionTuning
+from server.servicers import servicers
 from tests.conftest import make_settings
 from tests.server_harness import ServerThread
 
@@ -70,13 +67,7 @@ def _call(channel: grpc.Channel, method: MethodDescriptor) -> tuple[grpc.StatusC
 def test_each_rpc_declares_its_readiness(tmp_path: Path) -> None:
     runtime = Runtime(make_settings(tmp_path, seed_demo=False))
     try:
-        servicers = [
-            RetrievalServicer(runtime),
-            IndexServicer(runtime),
-            IndexMaintenance(runtime),
-            CollectionTuning(runtime),
-        ]
-        declared = implementations(servicers)
+        declared = implementations([s for group in servicers(runtime).values() for s in group])
     finally:
         runtime.close()
     assert sorted(declared) == sorted(m.name for m in METHODS)

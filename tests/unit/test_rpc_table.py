@@ -13,12 +13,12 @@ from groundwire.v1 import index_service_pb2 as ix
 from groundwire.v1 import retrieval_service_pb2 as rs
 from server.authentication import Authenticator
 from server.handlers import service_handler
-from server.index_maintenance import IndexMaintenance
 from server.index_servicer import IndexServicer
 from server.principal import Role
 from server.retrieval_servicer import RetrievalServicer
 from server.rpc_declaration import rpc
 from server.runtime import Runtime
+from server.servicers import servicers
 from tests.conftest import make_settings
 
 INDEX = ix.DESCRIPTOR.services_by_name["IndexService"]
@@ -39,12 +39,12 @@ class _Details(grpc.HandlerCallDetails):
 
 
 def test_every_rpc_of_the_proto_has_a_handler(runtime: Runtime) -> None:
-    tables = {
-        RETRIEVAL: [RetrievalServicer(runtime)],
-        INDEX: [IndexServicer(runtime), IndexMaintenance(runtime)],
-    }
-    for service, servicers in tables.items():
-        handler = service_handler(service, servicers, Authenticator(None), runtime.require_ready)
+    tables = servicers(runtime)
+    assert set(tables) == {RETRIEVAL, INDEX}
+    for service, implementations in tables.items():
+        handler = service_handler(
+            service, implementations, Authenticator(None), runtime.require_ready
+        )
         for method in service.methods:
             found = handler.service(_Details(f"/{service.full_name}/{method.name}"))  # type: ignore[attr-defined]
             assert found is not None, method.full_name
@@ -57,8 +57,8 @@ def test_a_missing_implementation_stops_start_up(runtime: Runtime) -> None:
         service_handler(INDEX, [IndexServicer(runtime)], Authenticator(None), runtime.require_ready)
     assert str(caught.value) == (
         "groundwire.v1.IndexService: the proto's RPCs ['AddMemories', 'CompactCollection', "
-        "'DeleteSnapshot', 'ListSnapshots', 'RestoreCollection', 'SnapshotCollection'] have no "
-        "@rpc implementation and the implementations [] match no RPC of the proto; make them agree"
+        "'DeleteSnapshot', 'ListSnapshots', 'RestoreCollection', 'SnapshotCollection', "
+        "'TuneCollection'] have no @rpc implementation and the implementations [] match no RPC of the proto; make them agree"
     )
 
 
