@@ -24,6 +24,12 @@ def require_pymilvus() -> Any:
         ) from None
 
 
+KEEPALIVE_OPTIONS = {
+    "grpc.keepalive_time_ms": 300_000,
+    "grpc.keepalive_permit_without_calls": False,
+}
+
+
 class MilvusConnections:
     """One client per database over one Milvus endpoint; thread-safe, closed together."""
 
@@ -42,7 +48,10 @@ class MilvusConnections:
             return found
 
     def _connect(self, database: str) -> Any:
-        kwargs: dict[str, Any] = {}
+        # pymilvus pings every 10 s even without calls; a gRPC server with the default ping
+        # policy (milvus-lite's) answers that with GOAWAY "too_many_pings" and the next call
+        # fails UNAVAILABLE. Ping only during calls, and no more often than that policy allows.
+        kwargs: dict[str, Any] = {"grpc_options": KEEPALIVE_OPTIONS}
         if self.options.tls_ca_file:
             kwargs.update(secure=True, server_pem_path=self.options.tls_ca_file)
         return self.pymilvus.MilvusClient(
