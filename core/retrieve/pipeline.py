@@ -118,19 +118,36 @@ class RetrievalPipeline:
             return result
 
     def _retrieve(self, request: RetrievalRequest) -> RetrievalResult:
+        return self._retrieve_from(self._opened(request), request)
+
+    def _opened(self, request: RetrievalRequest) -> Collection:
+        """The request's collection, checked against the model."""
         collection = self._catalog.get(request.tenant, request.collection)
         if self._model_check is not None:
             self._model_check.require(collection)
+        return collection
+
+    def _cached(
+        self, request: RetrievalRequest, collection: Collection
+    ) -> tuple[CollectionVersion | None, RetrievalResult | None]:
+        """The version the result is cached at (None without a cache) and a cached result."""
         if self._cache is None:
-            return self._run(collection, request)
+            return None, None
         version = collection.version()  # read first: a write meanwhile makes a miss later
         start = time.perf_counter()
         cached = self._cache.get(request, version)
+        if cached is None:
+            return version, None
+        elapsed = (time.perf_counter() - start) * 1000.0
+        return version, replace(cached, cache_hit=True, timings=(("cache", elapsed),))
+
+    def _retrieve_from(self, collection: Collection, request: RetrievalRequest) -> RetrievalResult:
+        version, cached = self._cached(request, collection)
         if cached is not None:
-            elapsed = (time.perf_counter() - start) * 1000.0
-            return replace(cached, cache_hit=True, timings=(("cache", elapsed),))
+            return cached
         result = self._run(collection, request)
-        self._cache.put(request, version, result)
+        if self._cache is not None and version is not None:
+            self._cache.put(request, version, result)
         return result
 
     def retrieve_many(self, request: RetrievalRequest, queries: Sequence[str]) -> RetrievalResult:
@@ -195,20 +212,13 @@ class RetrievalPipeline:
     def _begin(self, request: RetrievalRequest) -> _Started | RetrievalResult:
         """The stages before the embedding: the collection, a cached or on-device result, or
         the preprocessed query with its lexical search already running."""
-        collection = self._catalog.get(request.tenant, request.collection)
-        if self._model_check is not None:
-            self._model_check.require(collection)
+        collection = self._opened(request)
         embedder = self._embedder_for(collection)
         if collection.searches_on_device or not awaitable(embedder):
-            return self._retrieve(request)
-        version = None
-        if self._cache is not None:
-            version = collection.version()  # read first: a write meanwhile makes a miss later
-            start = time.perf_counter()
-            cached = self._cache.get(request, version)
-            if cached is not None:
-                elapsed = (time.perf_counter() - start) * 1000.0
-                return replace(cached, cache_hit=True, timings=(("cache", elapsed),))
+            return self._retrieve_from(collection, request)
+        version, cached = self._cached(request, collection)
+        if cached is not None:
+            return cached
         timer = StageTimer()
         keywords, lexical_text = _preprocess(request, timer)
         lexical = self._start_lexical(collection, request, lexical_text, timer)
