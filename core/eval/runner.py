@@ -12,10 +12,12 @@ from pathlib import Path
 import numpy as np
 
 from core.catalog.catalog import DEFAULT_TENANT, CollectionCatalog
+from core.catalog.collection import Collection
 from core.catalog.collection_config import CollectionConfig
 from core.embed.protocol import Embedder
 from core.eval.beir import BeirDataset
 from core.eval.metrics import evaluate_run
+from core.eval.query_vectors import PrecomputedQueries
 from core.indexer import Indexer
 from core.models import Document, SourceType
 from core.retrieve.pipeline import RetrievalPipeline
@@ -157,8 +159,9 @@ def evaluate_configurations(
             )
             if tune_reports is not None:
                 tune_reports.append(report)
-            query_embedders = tuning.embedders.queries
-        pipeline = RetrievalPipeline(catalog, embedder, pool, query_embedders=query_embedders)
+            query_embedders = _precomputed(tuning.embedders.queries, dataset)
+        searcher = PrecomputedQueries(embedder, _query_texts(dataset))
+        pipeline = RetrievalPipeline(catalog, searcher, pool, query_embedders=query_embedders)
         baseline = whole_section_run(dataset, embedder, k, lambda n: progress("baseline", n))
         results: dict[str, dict[str, float]] = {BASELINE: evaluate_run(baseline, dataset.qrels, k)}
         for label, template in configurations.items():
@@ -166,6 +169,26 @@ def evaluate_configurations(
             results[label] = evaluate_run(run, dataset.qrels, k)
         catalog.close()
         return results
+
+
+def _query_texts(dataset: BeirDataset) -> list[str]:
+    """The query texts exactly as `_run` sends them."""
+    return [normalize_query(text, 100_000) for text in dataset.queries.values()]
+
+
+def _precomputed(
+    embedders: Callable[[Collection], Embedder], dataset: BeirDataset
+) -> Callable[[Collection], Embedder]:
+    """Per-collection query embedders, each answering the dataset's queries from one batched pass."""
+    made: dict[str, PrecomputedQueries] = {}
+
+    def embedder_for(collection: Collection) -> Embedder:
+        inner = embedders(collection)
+        if inner.model_name not in made:
+            made[inner.model_name] = PrecomputedQueries(inner, _query_texts(dataset))
+        return made[inner.model_name]
+
+    return embedder_for
 
 
 def _run(
