@@ -50,6 +50,7 @@ from benchmarks.ghz import faq_index
 from benchmarks.ghz.machine import uptime
 from benchmarks.gpu import grpc_load
 from benchmarks.retrieve.concurrency import cpu_seconds, queries
+from core.models import ChunkDraft, Document
 from groundwire.v1 import retrieval_service_pb2 as rs
 from groundwire.v1 import retrieval_service_pb2_grpc as rs_grpc
 from tests.serve_subprocess import ServeSubprocess
@@ -60,6 +61,85 @@ FULL_CHUNKS = 19_551  # python-faq's whole corpus
 DEPTH = 50  # RetrievalRequest.depth at top_k 10
 THREADS = 8  # server.worker_threads
 SERVER_ENV = {"GROUNDWIRE_CACHE__ENABLED": "false"}
+
+
+def padded(data_dir: Path, chunks: int, cache: Path) -> Path:
+    """A copy of `data_dir` whose collection is padded to about `chunks` chunks (built once under
+    `cache`): each document copied as "<id>~pad<n>" with its chunk and section vectors plus 1 %
+    noise (renormalised), written through `Collection.commit` (no model), so FAISS, Tantivy and the
+    store hold a full-corpus-sized collection whose real documents still answer the questions."""
+    from core.catalog.catalog import CollectionCatalog
+    from core.store.records import PreparedDocument, SectionVectors
+
+    target = cache / f"{data_dir.name}-padded-{chunks}"
+    if (target / "PADDED").exists():
+        return target
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(data_dir, target)
+    catalog = CollectionCatalog(target)
+    catalog.open_all()
+    tenant = next(p.name for p in (target / "tenants").iterdir())
+    collection = catalog.get(tenant, faq_index.COLLECTION)
+    store = collection.store
+    ids, vectors = live_vectors(store)
+    by_row = dict(zip(ids.tolist(), vectors, strict=True))
+    documents = sorted({c.document_id for c in store.get_chunks(ids.tolist()).values()})
+    rng = np.random.default_rng(16)
+    copy, have = 0, len(ids)
+    while have < chunks:
+        copy += 1
+        batch: list[PreparedDocument] = []
+        for document_id in documents:
+            stored = store.get_document(document_id)
+            if stored is None or not stored.chunks or have >= chunks:
+                continue
+            rows = [c.row_id for c in stored.chunks]
+            found, section_matrix = store.get_section_vectors(rows)
+            section_of = dict(zip(found.tolist(), section_matrix, strict=True))
+            paths = tuple(dict.fromkeys(c.section_path for c in stored.chunks))
+            first = {c.section_path: c.row_id for c in reversed(stored.chunks)}
+            new_id = f"{document_id}~pad{copy}"
+            document = Document(
+                new_id, stored.text, stored.source_type, stored.source_path, stored.title,
+                dict(stored.metadata),
+            )  # fmt: skip
+            sections = SectionVectors()
+            if all(first[path] in section_of for path in paths):
+                sections = SectionVectors(
+                    paths, noisy(np.stack([section_of[first[p]] for p in paths]), rng)
+                )
+            batch.append(
+                PreparedDocument(
+                    document=document,
+                    content_hash=document.content_hash(),
+                    chunks=tuple(
+                        ChunkDraft(c.text, c.section_path, c.has_code, c.token_estimate, c.page)
+                        for c in stored.chunks
+                    ),
+                    embeddings=noisy(np.stack([by_row[r] for r in rows]), rng),
+                    risks=tuple((c.risk_flags, c.risk_level) for c in stored.chunks),
+                    sections=sections,
+                )
+            )
+            have += len(rows)
+            if len(batch) == 64:
+                collection.commit(batch)
+                batch = []
+        if batch:
+            collection.commit(batch)
+        print(f"padded to {have} chunks", flush=True)
+    collection.checkpoint()
+    catalog.close()
+    (target / "PADDED").write_text(str(have))
+    return target
+
+
+def noisy(matrix: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """`matrix` rows plus 1 % Gaussian noise, renormalised to unit length (float32)."""
+    out = matrix + rng.standard_normal(matrix.shape).astype(np.float32) * 0.01
+    unit: np.ndarray = (out / np.linalg.norm(out, axis=1, keepdims=True)).astype(np.float32)
+    return unit
 
 
 def collection_store(data_dir: Path) -> Any:
@@ -404,6 +484,10 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32])
     parser.add_argument("--modes", nargs="+", default=["hybrid", "dense"])
     parser.add_argument("--no-servers", dest="servers", action="store_false")
+    parser.add_argument(
+        "--pad-to", type=int, default=0, help="serve the collection padded to N chunks (19551)"
+    )
+    parser.add_argument("--cache", type=Path, default=faq_index.DEFAULT_CACHE)
     parser.add_argument("--tag", default="", help="suffix of the result file names")
     parser.add_argument("--after-label", default="", help="names this tree (default: git HEAD)")
     args = parser.parse_args()
@@ -413,6 +497,8 @@ def main() -> None:
     )
 
     data = args.data_dir or faq_index.ensure_index(sections=faq_index.QUICK_SECTIONS)[0]
+    if args.pad_to:
+        data = padded(data, args.pad_to, args.cache)
     texts = queries()
     store = collection_store(data)
     model = SentenceTransformerEmbedder(default_model_path(), "cpu")
