@@ -15,9 +15,10 @@ collection (default: the ghz quick index, `benchmarks/ghz/faq_index.py --quick`,
    default OpenMP team of every core on each calling thread; *after*: a single query searches
    on its calling thread alone (`core/dense/faiss_threads.py`). Serial, and from 8 threads at
    once (the server's workers); the rankings of both compared.
-2. **Section vectors** (in process, the collection's store): each question's 50 dense candidates'
-   section vectors, *before* read from SQLite on every call (the old code), *after* through the
-   store's LRU; outputs compared.
+2. **Store reads** (in process, the collection's store): each question's 50 dense candidates,
+   questions in turn: section vectors *before* read from SQLite on every call (the old code),
+   *after* through the store's LRU (outputs compared); chunks through the chunk LRU at the old
+   size (4,096) and the new one.
 3. **End to end**: `groundwire serve` of the baseline and of this tree up at once on copies of the
    same data directory (caches off), Retrieve driven by one grpc.aio client process per run,
    interleaved (variant after variant, `--rounds` times per setting): queries/s, p50/p99, server
@@ -265,22 +266,39 @@ def old_section_vectors(store: Any, row_ids: list[int]) -> tuple[np.ndarray, np.
 
 
 def sections_section(store: Any, query_vectors: np.ndarray, rounds: int) -> dict[str, Any]:
-    """Section vectors of each question's dense candidates: SQLite per call vs the LRU."""
+    """Store reads of each question's dense candidates, every question in turn (the load's
+    pattern): section vectors read from SQLite per call (the old code) vs through the store's
+    LRU, and chunks through the chunk LRU at the old size (4,096) vs the new one."""
     from core.dense.exact import exact_top_k
+    from core.store import sqlite_store
 
     ids, vectors = live_vectors(store)
     _, top = exact_top_k(query_vectors, vectors, ids, DEPTH)
     candidates = [[int(i) for i in row if i >= 0] for row in top]
-    variants: dict[str, Callable[[list[int]], tuple[np.ndarray, np.ndarray]]] = {
-        "before (SQLite per call)": lambda rows: old_section_vectors(store, rows),
-        "after (store LRU)": store.get_section_vectors,
+    new_size = sqlite_store.CHUNK_CACHE_SIZE
+
+    def chunks_at(size: int) -> Callable[[list[int]], Any]:
+        def fetch(rows: list[int]) -> Any:
+            sqlite_store.CHUNK_CACHE_SIZE = size
+            return store.get_chunks(rows)
+
+        return fetch
+
+    variants: dict[str, tuple[Callable[[list[int]], Any], Callable[[], None]]] = {
+        "section vectors, before (SQLite per call)": (
+            lambda rows: old_section_vectors(store, rows),
+            lambda: None,
+        ),
+        "section vectors, after (store LRU)": (store.get_section_vectors, store._sections.clear),
+        "chunks, before (LRU of 4,096)": (chunks_at(4096), store._chunks.clear),
+        f"chunks, after (LRU of {new_size:,})": (chunks_at(new_size), store._chunks.clear),
     }
     rows: list[dict[str, Any]] = []
-    for fetch in variants.values():
-        for row in candidates:
-            fetch(row)  # warm: SQLite's page cache, and the LRU
     for round_ in range(1, rounds + 1):
-        for name, fetch in variants.items():
+        for name, (fetch, clear) in variants.items():
+            clear()
+            for row in candidates:
+                fetch(row)  # warm: SQLite's page cache, and the LRU as far as it holds
             started = time.perf_counter()
             for row in candidates:
                 fetch(row)
@@ -294,12 +312,18 @@ def sections_section(store: Any, query_vectors: np.ndarray, rounds: int) -> dict
                 }
             )
             print(json.dumps(rows[-1]), flush=True)
-    fetches = list(variants.values())
+    sqlite_store.CHUNK_CACHE_SIZE = new_size
     same = 0
     for row in candidates:
-        (ids_a, vec_a), (ids_b, vec_b) = fetches[0](row), fetches[1](row)
+        ids_a, vec_a = old_section_vectors(store, row)
+        ids_b, vec_b = store.get_section_vectors(row)
         same += int(np.array_equal(ids_a, ids_b) and np.array_equal(vec_a, vec_b))
-    return {"runs": rows, "identical outputs": f"{same}/{len(candidates)}"}
+    distinct = len({i for row in candidates for i in row})
+    return {
+        "runs": rows,
+        "identical outputs": f"{same}/{len(candidates)}",
+        "distinct candidates": distinct,
+    }
 
 
 def start_server(code: Path | None, data: Path, log: Path) -> ServeSubprocess:
@@ -431,10 +455,11 @@ def markdown(report: dict[str, Any]) -> str:
     sections_part = report.get("sections")
     if sections_part:
         lines += [
-            f"## Section vectors of {DEPTH} dense candidates per question (store of the "
-            "served collection)",
+            f"## Store reads of {DEPTH} dense candidates per question, questions in turn (store "
+            "of the served collection)",
             "",
-            f"Outputs identical: {sections_part['identical outputs']}.",
+            f"{sections_part['distinct candidates']:,} distinct candidates; section vectors "
+            f"identical to the old reads: {sections_part['identical outputs']}.",
             "",
             "| variant | round | ms/query | load |",
             "|---|---|---|---|",
