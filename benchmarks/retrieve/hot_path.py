@@ -35,6 +35,8 @@ import os
 import platform
 import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -407,10 +409,58 @@ def servers_section(
                             print(json.dumps(row), flush=True)
                             runs.append(row)
             agreement = compare_hits([s.target for s in servers.values()], texts, args.modes)
+            profiles = {}
+            if args.profile:
+                for name, server in servers.items():
+                    profiles[name] = spy(server, texts, args.modes[0], PROFILE_C, args.duration)
+                    print(json.dumps(profiles[name]), flush=True)
         finally:
             for server in servers.values():
                 server.stop()
-    return {"runs": runs, "agreement": agreement}
+    return {"runs": runs, "agreement": agreement, "profiles": profiles}
+
+
+PROFILE_C = 8
+PY_SPY = Path(os.environ.get("PY_SPY", str(Path(sys.executable).with_name("py-spy"))))
+WHERE = (
+    ("model forward (batcher thread)", ("MicroBatchingEmbedder._run",)),
+    ("dense search (FAISS)", ("dense_search",)),
+    ("lexical search (Tantivy)", ("lexical_search",)),
+    ("section vectors", ("_with_sections",)),
+    ("store chunk reads", ("get_chunks",)),
+    ("context assembly", ("assemble_context",)),
+    ("other pipeline stages", ("RetrievalPipeline.",)),
+    ("worker threads waking / handing results back", ("concurrent/futures/thread.py",)),
+    ("event loop: gRPC edge, conversions, asyncio", ("",)),
+)
+"""Where a py-spy sample goes: the first row whose needle is in its stack."""
+
+
+def spy(server: ServeSubprocess, texts: list[str], mode: str, c: int, s: float) -> dict[str, Any]:
+    """py-spy (raw stacks, 100 Hz) on the server under load: share of active samples by WHERE.
+    Threads waiting for the GIL count as active, so the hand-off rows are mostly GIL waits."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "stacks.txt"
+        recorder = subprocess.Popen(
+            [str(PY_SPY), "record", "--pid", str(server.process.pid), "--duration", str(int(s))]
+            + ["--rate", "100", "--nonblocking", "--format", "raw", "--output", str(out)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        grpc_load.retrieve_load(server.target, texts, mode, c, 1, s)
+        recorder.wait(timeout=s + 60)
+        raw = out.read_text() if out.exists() else ""
+    shares = dict.fromkeys((name for name, _ in WHERE), 0)
+    total = 0
+    for line in raw.splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not count.isdigit():
+            continue
+        total += int(count)
+        name = next(name for name, needles in WHERE if any(n in stack for n in needles))
+        shares[name] += int(count)
+    shares_pct = {k: round(100.0 * v / total, 1) for k, v in shares.items()} if total else {}
+    return {"mode": mode, "concurrency": c, "samples": total, "shares_%": shares_pct}
 
 
 def summary(runs: list[dict[str, Any]], keys: tuple[str, ...], value: str) -> dict[str, float]:
@@ -497,6 +547,25 @@ def markdown(report: dict[str, Any]) -> str:
         rates = summary(servers["runs"], ("mode", "concurrency", "variant"), "queries/s")
         p50 = summary(servers["runs"], ("mode", "concurrency", "variant"), "p50_ms")
         lines += [f"| {k} | {v} | {p50.get(k)} |" for k, v in rates.items()]
+        profiles = servers.get("profiles") or {}
+        if profiles:
+            names = list(profiles)
+            first = profiles[names[0]]
+            lines += [
+                "",
+                f"py-spy, {first['mode']} at c={first['concurrency']}, {report['duration_s']} s, "
+                "share of active samples (threads waiting for the GIL count as active): "
+                + ", ".join(f"{n} {profiles[n]['samples']} samples" for n in names),
+                "",
+                "| where | " + " | ".join(f"{n} %" for n in names) + " |",
+                "|---|" + "---|" * len(names),
+            ]
+            lines += [
+                f"| {where} | "
+                + " | ".join(str(profiles[n]["shares_%"].get(where, 0.0)) for n in names)
+                + " |"
+                for where, _ in WHERE
+            ]
     return "\n".join(lines) + "\n"
 
 
@@ -509,6 +578,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32])
     parser.add_argument("--modes", nargs="+", default=["hybrid", "dense"])
     parser.add_argument("--no-servers", dest="servers", action="store_false")
+    parser.add_argument("--profile", action="store_true", help="py-spy both servers at c=8")
     parser.add_argument(
         "--pad-to", type=int, default=0, help="serve the collection padded to N chunks (19551)"
     )
