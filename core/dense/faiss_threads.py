@@ -4,9 +4,10 @@ FAISS parallelises a search with OpenMP, by default over every core. For a singl
 buys nothing (a flat scan of 20k x 384 floats takes ~3 ms on one core) but costs a thread team
 per calling thread: each server worker thread that searches gets its own team, whose threads
 spin between searches and fight the model and the other workers for the cores. On the 2-core
-machine, loaded, one query took 48 ms with the default team against 3 ms alone
-(benchmarks/retrieve/hot_path.py). The OpenMP thread count is per calling thread, so setting it
-here leaves bulk work (index builds, training, multi-query searches) elsewhere untouched.
+machine at load 9-14, a query over 19.5k x 384 took 33-87 ms with the default team against
+2.6-9.7 ms alone, same rankings (benchmarks/results/retrieve_hot_path-padded.md). The OpenMP
+thread count is per calling thread, so setting it here leaves bulk work (index builds, training,
+multi-query searches) elsewhere untouched.
 """
 
 from __future__ import annotations
