@@ -145,15 +145,14 @@ def noisy(matrix: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return unit
 
 
-def collection_store(data_dir: Path) -> Any:
-    """The python-faq collection's SqliteStore, opened on a private copy of its database."""
+def collection_store(data_dir: Path, into: Path) -> Any:
+    """The python-faq collection's SqliteStore, opened on a copy of its database under `into`."""
     from core.store.sqlite_store import SqliteStore
 
     database = next(data_dir.glob(f"tenants/*/{faq_index.COLLECTION}/store.sqlite3"))
-    copy = Path(tempfile.mkdtemp(prefix="hot_path_store_")) / database.name
     for path in database.parent.glob(database.name + "*"):
-        shutil.copy(path, copy.parent / path.name)
-    return SqliteStore.open(copy)
+        shutil.copy(path, into / path.name)
+    return SqliteStore.open(into / database.name)
 
 
 def live_vectors(store: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -595,7 +594,8 @@ def main() -> None:
     if args.pad_to:
         data = padded(data, args.pad_to, args.cache)
     texts = queries()
-    store = collection_store(data)
+    scratch = tempfile.TemporaryDirectory(prefix="hot_path_store_")
+    store = collection_store(data, Path(scratch.name))
     model = SentenceTransformerEmbedder(default_model_path(), "cpu")
     query_vectors = np.asarray(model.embed_queries(texts), dtype=np.float32)
     del model
@@ -613,6 +613,8 @@ def main() -> None:
     if args.servers:
         report["servers"] = servers_section(args.baseline.resolve(), data, texts, args)
     report["uptime_after"] = uptime()
+    store.close()
+    scratch.cleanup()
     RESULTS.mkdir(parents=True, exist_ok=True)
     stem = "retrieve_hot_path" + (f"-{args.tag}" if args.tag else "")
     (RESULTS / f"{stem}.json").write_text(json.dumps(report, indent=2) + "\n")
