@@ -8,7 +8,8 @@
   train it (`spec.ivf_nlist_for`), vectors live in an exact IDMap2(IndexFlatIP); the add that
   crosses the threshold trains on everything staged plus the new batch and moves it all over.
 
-Thread-safe: one lock serialises every operation (FAISS parallelises a search internally).
+Thread-safe: one lock serialises every operation (FAISS parallelises a search of several queries
+internally; a single query runs on the calling thread alone, `faiss_threads`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from core.dense import faiss_build as build
 from core.dense.exact import empty_results, exact_top_k, finalise
 from core.dense.faiss_build import FloatArray, IdArray
 from core.dense.faiss_file import SavedIndex, read_index_file, write_index_file
+from core.dense.faiss_threads import search_threads
 from core.dense.spec import DenseIndexSpec, DenseKind, ivf_nlist_for
 
 __all__ = ["DenseIndexSpec", "FaissIndex"]
@@ -135,7 +137,7 @@ class FaissIndex:
     def search(self, queries: npt.NDArray[np.float32], k: int) -> Results:
         """Approximate (exact for flat) top-k: (scores float32 (q, k), row ids int64 (q, k))."""
         matrix = self._checked_queries(queries, k)
-        with self._lock:
+        with self._lock, search_threads(matrix.shape[0]):
             if self.ntotal == 0:
                 return empty_results(matrix.shape[0], k)
             if self._tombstones:
@@ -148,7 +150,7 @@ class FaissIndex:
         """Exact top-k among `allowed_row_ids` (int64 (m,)); shapes as in `search`."""
         matrix = self._checked_queries(queries, k)
         allowed = np.unique(np.asarray(allowed_row_ids, dtype=np.int64).reshape(-1))
-        with self._lock:
+        with self._lock, search_threads(matrix.shape[0]):
             if allowed.size == 0 or self.ntotal == 0:
                 return empty_results(matrix.shape[0], k)
             if self._spec.dense_kind is DenseKind.HNSW:

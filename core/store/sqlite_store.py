@@ -42,10 +42,17 @@ EMBEDDING_DIM_KEY = "embedding_dim"
 """Meta key that, once set, pins the width every stored embedding must have."""
 
 _ID_BATCH = 500  # bound on bound parameters per `IN (...)` query
-CHUNK_CACHE_SIZE = 4096
-"""Decoded chunks kept per store. A row never changes once written (an upsert deletes the old
-rows and inserts new ids; AUTOINCREMENT never reuses one), so an entry stays right until its row
-is deleted, and deletes evict it in the same locked transaction."""
+CHUNK_CACHE_SIZE = 8192
+"""Decoded chunks kept per store (~1.3 KB each on python-faq, ~10 MB full). A row never changes
+once written (an upsert deletes the old rows and inserts new ids; AUTOINCREMENT never reuses one),
+so an entry stays right until its row is deleted, and deletes evict it in the same locked
+transaction. Sized for the candidates of a full corpus's query set: the 172 python-faq questions
+read ~7,400 distinct chunks at full size (dense + BM25 top 50), which 4,096 entries thrashed
+(0.67 ms of SQLite reads per query against 0.03 ms, benchmarks/retrieve/hot_path.py)."""
+SECTION_CACHE_SIZE = 8192
+"""Section vectors kept per store, by chunk row id (~1.8 KB each at d=384, ~15 MB full). A chunk's
+section vector is written in the transaction that inserts the chunk and never changes while the
+row lives, so the same eviction as the chunk cache keeps every entry right."""
 
 
 class SqliteStore:
@@ -62,6 +69,7 @@ class SqliteStore:
         self._lock = threading.RLock()
         self._edge_count: tuple[int, int] | None = None  # (sequence, edges), under _lock
         self._chunks: OrderedDict[int, Chunk] = OrderedDict()  # LRU by row id, under _lock
+        self._sections: OrderedDict[int, np.ndarray] = OrderedDict()  # the same, (d,) vectors
 
     @classmethod
     def open(cls, path: Path) -> SqliteStore:
@@ -298,6 +306,7 @@ class SqliteStore:
         """Drop deleted rows from the chunk cache (under `_lock`, inside the deleting write)."""
         for row_id in row_ids:
             self._chunks.pop(row_id, None)
+            self._sections.pop(row_id, None)
 
     def get_vectors(self, row_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """Embeddings of the live chunks among `row_ids` by ascending row id.
@@ -314,11 +323,32 @@ class SqliteStore:
     def get_section_vectors(self, row_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """The section vector of each live chunk among `row_ids` that has one, by ascending row
         id: (int64 (n,) chunk row ids, float32 (n, d)). Chunks of documents written without
-        section vectors are absent."""
-        rows = self._rows_by_id(_SECTION_SELECT + " WHERE c.row_id IN ({})", row_ids)
-        rows.sort(key=lambda row: int(row[0]))
-        ids = np.array([int(row[0]) for row in rows], dtype=np.int64)
-        return ids, schema.vectors_from_blobs([bytes(row[1]) for row in rows])
+        section vectors are absent.
+
+        Recently read vectors come from an LRU of SECTION_CACHE_SIZE (every query rescores its
+        dense candidates, mostly the same popular chunks); the rest from one query.
+        """
+        found: dict[int, np.ndarray] = {}
+        missing: list[int] = []
+        with self._lock:
+            for row_id in dict.fromkeys(int(i) for i in row_ids):
+                vector = self._sections.get(row_id)
+                if vector is None:
+                    missing.append(row_id)
+                else:
+                    self._sections.move_to_end(row_id)
+                    found[row_id] = vector
+            if missing:
+                rows = self._rows_by_id(_SECTION_SELECT + " WHERE c.row_id IN ({})", missing)
+                for row in rows:
+                    vector = np.frombuffer(bytes(row[1]), dtype=np.float32)
+                    found[int(row[0])] = self._sections[int(row[0])] = vector
+                while len(self._sections) > SECTION_CACHE_SIZE:
+                    self._sections.popitem(last=False)
+        ids = np.array(sorted(found), dtype=np.int64)
+        if not len(ids):
+            return ids, schema.vectors_from_blobs([])
+        return ids, np.stack([found[int(row_id)] for row_id in ids])
 
     def get_lexical_rows(self, row_ids: Sequence[int]) -> list[LexicalRow]:
         """Lexical rows of the live chunks among `row_ids`, ascending by row id."""

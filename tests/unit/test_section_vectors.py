@@ -96,6 +96,22 @@ def test_an_upsert_replaces_the_sections_and_a_delete_removes_them(
     assert check_store_file(collection.store.path) == []
 
 
+def test_vectors_read_before_an_upsert_or_delete_are_never_served_after_it(
+    collection: Collection,
+) -> None:
+    collection.commit([with_sections("a"), with_sections("b")])
+    old = [int(i) for batch, _ in collection.store.iter_live_vectors() for i in batch]
+    found, vectors = collection.store.get_section_vectors(old)  # read once: the store keeps them
+    assert found.tolist() == sorted(old)
+    vectors[:] = 0.0  # the caller's copy: the kept vectors must not change with it
+    assert section_view(collection) == {**expected_view("a"), **expected_view("b")}
+    collection.commit([with_sections("a", version=1)])
+    collection.delete_documents(["b"])
+    found, vectors = collection.store.get_section_vectors(old)
+    assert found.tolist() == [] and vectors.shape[0] == 0
+    assert section_view(collection) == expected_view("a", 1)
+
+
 def test_documents_without_section_vectors_read_none(collection: Collection) -> None:
     collection.commit([prepared("plain"), with_sections("a")])
     assert section_view(collection) == expected_view("a")
