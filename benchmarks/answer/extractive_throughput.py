@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -202,7 +203,8 @@ def start_server(variant: Variant, data_dir: Path) -> ServeSubprocess:
         "PYTHONPATH": f"{tree}:{tree}/clients/python",
     }
     log = data_dir.parent / f"serve-{variant.label}.log"
-    return ServeSubprocess.start(copy, log, env=env, timeout_s=600)
+    with contextlib.chdir(tree):  # `python -m server` imports from its working directory first
+        return ServeSubprocess.start(copy, log, env=env, timeout_s=600)
 
 
 def git_head(tree: Path) -> str:
