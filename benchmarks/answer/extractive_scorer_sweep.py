@@ -214,7 +214,9 @@ def main() -> None:
         f"2,000 tokens). Answerable (relevant section in the context): {answerable}. top / any: "
         "share of answerable questions whose first / any quoted sentence is from the relevant "
         "section; same top: first sentence identical to `all`'s; no answer: share answered with "
-        "no sentence. p: passage-rank weight, l: lead-sentence weight.\n\n" + table + "\n"
+        "no sentence. p: passage-rank weight, l: lead-sentence weight; N/doc: at most N sentences "
+        "per document. The default `lexical` scoring (core/answer/lexical_choice.py) is "
+        "`gated p=2.0 l=0.5 1/doc`.\n\n" + table + "\n"
     )
 
 

@@ -1,17 +1,19 @@
 """The extractive answer's sentences chosen without the model (`SentenceScoring.LEXICAL`).
 
-Each candidate is scored as `sentence_prefilter.prefilter_scores` does: BM25 against the question's
-keywords (divided by the best candidate's), plus `passage_weight / (1 + passage rank)` (the
-retrieval's ranking, which already compared the question with every chunk through the model),
-plus `lead_weight` for the first sentence of its passage. Only sentences sharing a keyword with
-the question are quoted: the best `max_sentences` by descending score (ties: context order), at most `per_document` from one document (so the answer
-spreads over the top sources: a relevant source the retrieval ranked second still gets quoted), and a sentence sharing `NEAR_REPEAT_OVERLAP` of its words with one
-already chosen is left out. No candidate sharing a keyword with the question means nothing in
-the context answers it: nothing is chosen. The weights come from
-benchmarks/answer/extractive_scorer_sweep.py (results/extractive_scorer_sweep.md).
+Each candidate is scored as `sentence_prefilter.prefilter_scores` does: BM25 against the
+question's keywords (divided by the best candidate's), plus `passage_weight / (1 + passage rank)`
+(the retrieval's ranking, which already compared the question with every chunk through the
+model), plus `lead_weight` for the first sentence of its passage. Only sentences sharing a keyword
+with the question are quoted: the best `max_sentences` by descending score (ties: context order),
+at most `per_document` from one document (so the answer spreads over the top sources: a relevant
+source the retrieval ranked second still gets quoted), and a sentence sharing
+`NEAR_REPEAT_OVERLAP` of its words with one already chosen is left out. No candidate sharing a
+keyword with the question means nothing in the context answers it: nothing is chosen. The
+weights come from benchmarks/answer/extractive_scorer_sweep.py (`gated p=2.0 l=0.5 1/doc` in
+results/extractive_scorer_sweep.md).
 
 No model work: the question is not embedded again (retrieval did that) and no sentence is
-embedded; a ten-passage context costs about a millisecond of Python.
+embedded; a ten-passage context costs a few milliseconds of Python.
 """
 
 from __future__ import annotations
