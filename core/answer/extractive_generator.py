@@ -49,6 +49,8 @@ __all__ = [
     "DEFAULT_CANDIDATES",
     "DUPLICATE_SIMILARITY",
     "EXTRACTIVE_NOTICE",
+    "INLINE_CANDIDATES",
+    "INLINE_CONTEXT_CHARS",
     "MIN_SENTENCE_CHARS",
     "NO_ANSWER",
     "ExtractiveGenerator",
@@ -66,6 +68,12 @@ NO_ANSWER = (
 DUPLICATE_SIMILARITY = 0.95
 """Sentences whose embeddings are at least this similar to a chosen one are not repeated."""
 DEFAULT_CANDIDATES = 8
+INLINE_CONTEXT_CHARS = 20_000
+"""Larger contexts are split into sentences on a worker thread, not on the event loop (the
+default 2,000-token context, ~8,000 characters, splits in about a millisecond)."""
+INLINE_CANDIDATES = 400
+"""More candidate sentences than this are scored lexically on a worker thread (~100 sentences
+score in about a millisecond)."""
 
 
 class SentenceScoring(str, Enum):
@@ -118,9 +126,12 @@ class ExtractiveGenerator:
         `params.max_tokens` (None or < 1: no limit) bounds the sentence lines, counted in
         whitespace-separated words; a sentence that would pass it ends the answer with "length".
         """
-        candidates = sentence_candidates(request.passages)
+        if sum(len(passage.text) for passage in request.passages) > INLINE_CONTEXT_CHARS:
+            candidates = await asyncio.to_thread(sentence_candidates, request.passages)
+        else:
+            candidates = sentence_candidates(request.passages)
         if self._scoring is SentenceScoring.LEXICAL:
-            chosen = choose_lexically(request.query, candidates, self._max_sentences)
+            chosen = await self._choose_lexically(request.query, candidates)
         elif self._scoring is SentenceScoring.ALL:
             chosen = await self._choose_from_all(request.query, candidates)
         else:
@@ -141,6 +152,14 @@ class ExtractiveGenerator:
             sent += 1
             yield TextDelta(line)
         yield GenerationFinished("stop", prompt_tokens=0, completion_tokens=sent)
+
+    async def _choose_lexically(
+        self, query: str, candidates: list[SentenceCandidate]
+    ) -> list[SentenceCandidate]:
+        """`choose_lexically`, on a worker thread for more than INLINE_CANDIDATES sentences."""
+        if len(candidates) > INLINE_CANDIDATES:
+            return await asyncio.to_thread(choose_lexically, query, candidates, self._max_sentences)
+        return choose_lexically(query, candidates, self._max_sentences)
 
     async def _choose_from_shortlist(
         self, query: str, candidates: list[SentenceCandidate]

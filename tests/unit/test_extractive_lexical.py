@@ -6,7 +6,13 @@ from __future__ import annotations
 import pytest
 
 from core.answer.citation_check import check_citations
-from core.answer.extractive_generator import NO_ANSWER, ExtractiveGenerator, SentenceScoring
+from core.answer.extractive_generator import (
+    INLINE_CANDIDATES,
+    INLINE_CONTEXT_CHARS,
+    NO_ANSWER,
+    ExtractiveGenerator,
+    SentenceScoring,
+)
 from core.answer.lexical_choice import choose_lexically
 from core.answer.protocol import ContextPassage
 from core.answer.sentence_candidates import sentence_candidates
@@ -98,3 +104,26 @@ def test_near_repeats_are_quoted_once() -> None:
 def test_no_shared_keyword_answers_nothing(embedder: SentenceTransformerEmbedder) -> None:
     lines = answer(ExtractiveGenerator(embedder), "Who won the 1974 football world cup final?")
     assert lines == [NO_ANSWER]
+
+
+def test_a_large_context_is_chosen_off_the_loop_alike(
+    embedder: SentenceTransformerEmbedder,
+) -> None:
+    """Past INLINE_CONTEXT_CHARS and INLINE_CANDIDATES the sentences are split and scored on a
+    worker thread: the same choice as inline."""
+    many = tuple(
+        ContextPassage(
+            f"[DOC:bulk-{n} | CHUNK:bulk-{n}#0]",
+            " ".join(
+                f"Filler sentence number {n}-{i} about nothing much at all." for i in range(8)
+            ),
+        )
+        for n in range(60)
+    )
+    ranked = PASSAGES + many
+    assert sum(len(p.text) for p in ranked) > INLINE_CONTEXT_CHARS
+    assert len(sentence_candidates(ranked)) > INLINE_CANDIDATES
+    query = "Why are Python strings immutable?"
+    lines = answer(ExtractiveGenerator(embedder), query, ranked)
+    expected = choose_lexically(query, sentence_candidates(ranked), 4)
+    assert lines == [f"{c.text} {c.tag}" for c in expected]
