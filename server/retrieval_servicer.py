@@ -74,7 +74,10 @@ class RetrievalServicer:
             runtime.prompts.names(),
         )
         domain = replace(domain, retrieval=scoped(domain.retrieval))
-        stream = runtime.answers.answer(domain)
+        offload = None
+        if settings.server.await_query_embeddings:
+            offload = functools.partial(run_blocking, context, runtime.executor)
+        stream = runtime.answers.answer(domain, offload)
         try:
             async for event in stream:
                 yield answer_event_to_proto(event)

@@ -266,9 +266,10 @@ class GeneratorSettings:
     # openai generator: prompt tokens are estimated as this many times the embedding model's count
     # (Gemma 3 on python-faq sections: 0.96 on average, 1.29 at the 99th percentile).
     prompt_token_ratio: float = 1.2
-    # extractive generator: "shortlist" embeds only the `extractive_candidates` sentences a cheap
-    # lexical and positional ranking keeps (batched with queries); "all" embeds every sentence.
-    extractive_scoring: SentenceScoring = SentenceScoring.SHORTLIST
+    # extractive generator: "lexical" scores sentences by keywords and passage rank, no model work;
+    # "shortlist" embeds only the `extractive_candidates` sentences a cheap lexical and positional
+    # ranking keeps (batched with queries); "all" embeds every sentence.
+    extractive_scoring: SentenceScoring = SentenceScoring.LEXICAL
     extractive_candidates: int = DEFAULT_CANDIDATES
 
     def resolved_kind(self) -> GeneratorKind:

@@ -1,17 +1,22 @@
-"""Extractive Answer throughput, latency and quality: sentence scorings side by side, over gRPC.
+"""Extractive Answer throughput, latency and quality side by side over gRPC: the baseline checkout
+against this one's sentence scorings, in one run.
 
 Run from the repository root: python -m benchmarks.answer.extractive_throughput
-    [--quality-queries N] [--seconds S] [--profile DIR]
+    [--baseline-tree /work/main] [--scorings lexical shortlist all] [--quality-queries N]
+    [--seconds S] [--rounds R] [--profile DIR]
 
-For each `generator.extractive_scoring` ("all": every context sentence embedded, the scorer before
-issue #16; "shortlist": only a lexical shortlist, the default) one `groundwire serve` process is
-started on the same data dir with caches off (every call embeds and searches). Against it:
+One `groundwire serve` per variant, all started at once, each on its own copy of the indexed data
+dir, caches off (every call embeds and searches): `main` runs the `--baseline-tree` checkout's
+code at its defaults; each `--scorings` value runs this checkout with
+`generator.extractive_scoring` set ("lexical": no model work, the default since issue #16;
+"shortlist": a lexical shortlist embedded; "all": every context sentence embedded). Against each:
 1. quality: the first N questions of each labelled FAQ set (python-faq, perl-faq; FAQ pages plus
    300 random distractor sections, `faq_answer_sets.py`) answered one at a time with the default
    request (top_k 10, 2,000-token budget), judged by `extractive_quality.py`;
 2. load: 1 and 8 concurrent streams (one connection, python-faq questions cycling) for S seconds
-   each: answers/s, first-token and total latency seen by the client, server CPU (cores busy).
-The load average (`uptime`) is recorded beside each load run. Prints a table and writes
+   per row, rows interleaved (R rounds of one row per variant): answers/s, first-token and total
+   latency seen by the client, server CPU (cores busy).
+The load average (`uptime`) is recorded beside each load row. Prints a table and writes
 benchmarks/results/extractive_throughput.{json,md}.
 """
 
@@ -19,11 +24,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
+import shutil
 import statistics
 import subprocess
+import sys
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -35,7 +44,7 @@ from tests.serve_subprocess import ServeSubprocess
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
 DEFAULT_DATA = Path("/work/cache/extractive/answer-data")
-SCORINGS = ("all", "shortlist")
+SCORINGS = ("all", "shortlist", "lexical")
 STREAMS = (1, 8)
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -162,80 +171,138 @@ def _p99(values: list[float]) -> float | None:
     return statistics.quantiles(values, n=100, method="inclusive")[98]
 
 
-def run_scoring(
-    scoring: str, data_dir: Path, sets: list[AnswerSet], args: argparse.Namespace
-) -> dict[str, Any]:
-    """Start a server with `scoring`, measure quality then load, stop it."""
-    log = data_dir.parent / f"serve-{scoring}.log"
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """One server to measure: a label, the source tree it runs and its settings."""
+
+    label: str
+    tree: Path  # the checkout whose code the server runs (this one, or the baseline's)
+    env: dict[str, str]
+
+
+def variants(args: argparse.Namespace) -> list[Variant]:
+    """The baseline checkout's default (`main`), then each scoring of this checkout."""
+    out = []
+    if args.baseline_tree is not None:
+        out.append(Variant("main", args.baseline_tree.resolve(), {}))
+    for scoring in args.scorings:
+        env = {"GROUNDWIRE_GENERATOR__EXTRACTIVE_SCORING": scoring}
+        out.append(Variant(scoring, ROOT, env))
+    return out
+
+
+def start_server(variant: Variant, data_dir: Path) -> ServeSubprocess:
+    """A server for `variant` on its own copy of `data_dir` (caches off)."""
+    copy = data_dir.parent / f"{data_dir.name}-{variant.label}"
+    if not copy.exists():
+        shutil.copytree(data_dir, copy)
+    tree = str(variant.tree)
     env = {
-        "GROUNDWIRE_GENERATOR__EXTRACTIVE_SCORING": scoring,
+        **variant.env,
         "GROUNDWIRE_CACHE__ENABLED": "false",
+        "PYTHONPATH": f"{tree}:{tree}/clients/python",
     }
-    server = ServeSubprocess.start(data_dir, log, env=env, timeout_s=600)
-    try:
-        ensure_indexed(server.target, sets)
-        out: dict[str, Any] = {"quality": {}, "quality_objects": {}, "load": []}
+    log = data_dir.parent / f"serve-{variant.label}.log"
+    with contextlib.chdir(tree):  # `python -m server` imports from its working directory first
+        return ServeSubprocess.start(copy, log, env=env, timeout_s=600)
+
+
+def git_head(tree: Path) -> str:
+    """The checkout's commit (short hash, "+dirty" with uncommitted changes)."""
+    head = subprocess.run(
+        ["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "-C", str(tree), "status", "--porcelain", "--untracked-files=no"],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    return head + ("+dirty" if dirty else "")
+
+
+def measure(
+    servers: dict[str, ServeSubprocess], sets: list[AnswerSet], args: argparse.Namespace
+) -> dict[str, Any]:
+    """Quality per variant, then the load rows interleaved: for each stream count, `rounds`
+    rounds of one row per variant (so every variant sees the same machine load)."""
+    results: dict[str, Any] = {
+        label: {"quality": {}, "quality_objects": {}, "load": []} for label in servers
+    }
+    for label, server in servers.items():
         for answer_set in sets:
             quality, firsts, chooses = asyncio.run(
                 quality_run(server.target, answer_set, args.quality_queries)
             )
-            out["quality"][answer_set.name] = {
+            results[label]["quality"][answer_set.name] = {
                 **quality.summary(),
                 "sequential_first_token_p50_ms": statistics.median(firsts),
                 "sequential_sentence_choice_p50_ms": statistics.median(chooses),
             }
-            out["quality_objects"][answer_set.name] = quality
-            print(scoring, answer_set.name, out["quality"][answer_set.name], flush=True)
-        questions = [q for _, q in sets[0].questions(0)]
-        for streams in args.streams:
-            profiler = None
-            if args.profile and streams == max(args.streams):
-                profiler = subprocess.Popen(
-                    ["py-spy", "record", "--pid", str(server.process.pid), "--format", "raw"]
-                    + ["--duration", str(int(args.seconds)), "--nonblocking"]
-                    + ["--output", str(args.profile / f"answer-{scoring}-c{streams}.txt")],
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
+            results[label]["quality_objects"][answer_set.name] = quality
+            print(label, answer_set.name, results[label]["quality"][answer_set.name], flush=True)
+    questions = [q for _, q in sets[0].questions(0)]
+    for streams in args.streams:
+        for round_number in range(args.rounds):
+            for label, server in servers.items():
+                profiler = None
+                if args.profile and streams == max(args.streams) and round_number == 0:
+                    profiler = subprocess.Popen(
+                        [
+                            str(Path(sys.executable).parent / "py-spy"),
+                            "record",
+                            "--pid",
+                            str(server.process.pid),
+                            "--format",
+                            "raw",
+                        ]
+                        + ["--duration", str(int(args.seconds)), "--nonblocking"]
+                        + ["--output", str(args.profile / f"answer-{label}-c{streams}.txt")],
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL,
+                    )
+                row = asyncio.run(
+                    load_run(
+                        server.target,
+                        server.process.pid,
+                        sets[0].name,
+                        questions,
+                        streams,
+                        args.seconds,
+                    )
                 )
-            result = asyncio.run(
-                load_run(
-                    server.target,
-                    server.process.pid,
-                    sets[0].name,
-                    questions,
-                    streams,
-                    args.seconds,
-                )
-            )
-            if profiler is not None:
-                profiler.wait(timeout=args.seconds + 60)
-            out["load"].append(result)
-            print(scoring, result, flush=True)
-        return out
-    finally:
-        server.stop()
+                if profiler is not None:
+                    profiler.wait(timeout=args.seconds + 60)
+                results[label]["load"].append({**row, "round": round_number + 1})
+                print(label, row, flush=True)
+    return results
 
 
 def write_results(results: dict[str, Any], meta: dict[str, Any]) -> None:
     """Print the tables and write benchmarks/results/extractive_throughput.{json,md}."""
     load_rows = [
-        "| scoring | streams | answers/s | first token p50 (ms) | total p50 (ms) | total p99 (ms) "
+        "| variant | round | streams | answers/s | first token p50 (ms) | total p50 (ms) | total p99 (ms) "
         "| sentence choice p50 (ms, server) | server cores busy | errors | load (uptime) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     quality_rows = [
-        "| scoring | set | answers | answerable | top sentence relevant | any sentence relevant "
+        "| variant | set | answers | answerable | top sentence relevant | any sentence relevant "
         "| no answer | invalid citations | faithfulness | first token p50 (ms, sequential) "
         "| sentence choice p50 (ms, server) |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
+    order = {label: n for n, label in enumerate(results)}
+    rows = sorted(
+        ((label, r) for label, out in results.items() for r in out["load"]),
+        key=lambda row: (row[1]["streams"], row[1]["round"], order[row[0]]),
+    )  # as they ran: interleaved
+    for label, r in rows:
+        load_rows.append(
+            f"| {label} | {r['round']} | {r['streams']} | {r['rps']:.2f} "
+            f"| {r['first_token_p50_ms']:.0f} | {r['total_p50_ms']:.0f} | {r['total_p99_ms']:.0f} "
+            f"| {r['sentence_choice_p50_ms']:.0f} | {r['server_cores_busy']:.2f} | {r['errors']} "
+            f"| {r['uptime'].split('load')[-1]} |"
+        )
     for scoring, out in results.items():
-        for r in out["load"]:
-            load_rows.append(
-                f"| {scoring} | {r['streams']} | {r['rps']:.2f} | {r['first_token_p50_ms']:.0f} "
-                f"| {r['total_p50_ms']:.0f} | {r['total_p99_ms']:.0f} "
-                f"| {r['sentence_choice_p50_ms']:.0f} | {r['server_cores_busy']:.2f} | {r['errors']} | {r['uptime'].split('load')[-1]} |"
-            )
         for name, q in out["quality"].items():
             quality_rows.append(
                 f"| {scoring} | {name} | {q['answers']} | {q['answerable']} "
@@ -260,11 +327,15 @@ def write_results(results: dict[str, Any], meta: dict[str, Any]) -> None:
     (RESULTS / "extractive_throughput.json").write_text(
         json.dumps({**meta, "results": plain}, indent=2) + "\n"
     )
+    trees = ", ".join(f"{label}: {commit}" for label, commit in meta["commits"].items())
     (RESULTS / "extractive_throughput.md").write_text(
-        f"# Extractive Answer: sentence scorings side by side ({meta['date']})\n\n"
+        f"# Extractive Answer: side by side ({meta['date']})\n\n"
         f"{meta['cpus']} CPU cores shared with other jobs, no GPU; one `groundwire serve` per "
-        "scoring, caches off, default Answer request (top_k 10, 2,000-token context). Load: "
-        f"{meta['seconds']:.0f} s per row, python-faq questions cycling over one gRPC channel; "
+        f"variant ({trees}; `main` is the baseline checkout at its default settings, the others "
+        "this checkout with `generator.extractive_scoring` set), all started at once, caches "
+        "off, default Answer request (top_k 10, 2,000-token context). Load: "
+        f"{meta['seconds']:.0f} s per row, rows interleaved (one per variant per round), "
+        "python-faq questions cycling over one gRPC channel; "
         "latencies as the client sees them; sentence choice is the server's own first-token time "
         "minus its retrieval time (the generator's share). Quality: first "
         f"{meta['quality_queries'] or 'all'} questions per set, answered one at a time; "
@@ -279,29 +350,48 @@ def main() -> None:
     parser.add_argument("--distractors", type=int, default=300)
     parser.add_argument("--quality-queries", type=int, default=100, help="per set; 0: all")
     parser.add_argument("--seconds", type=float, default=30.0, help="per load row")
+    parser.add_argument("--rounds", type=int, default=2, help="load rows per variant and streams")
     parser.add_argument("--streams", type=int, nargs="+", default=list(STREAMS))
     parser.add_argument(
         "--profile", type=Path, help="py-spy the server (collapsed stacks) at the most streams"
     )
     parser.add_argument("--scorings", nargs="+", default=list(SCORINGS), choices=SCORINGS)
+    parser.add_argument(
+        "--baseline-tree",
+        type=Path,
+        help="also serve this checkout's code at its defaults (variant `main`), e.g. /work/main",
+    )
     args = parser.parse_args()
     args.data_dir.mkdir(parents=True, exist_ok=True)
     sets = load_sets(args.distractors)
-    results = {
-        scoring: run_scoring(scoring, args.data_dir, sets, args) for scoring in args.scorings
-    }
+    servers: dict[str, ServeSubprocess] = {}
+    try:
+        for variant in variants(args):
+            if not servers:  # index once (first server), then every variant copies the data
+                first = start_server(Variant("index", ROOT, {}), args.data_dir)
+                try:
+                    ensure_indexed(first.target, sets)
+                finally:
+                    first.stop()
+            servers[variant.label] = start_server(variant, args.data_dir)
+        results = measure(servers, sets, args)
+    finally:
+        for server in servers.values():
+            server.stop()
     meta: dict[str, Any] = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "cpus": os.cpu_count(),
         "seconds": args.seconds,
+        "rounds": args.rounds,
         "quality_queries": args.quality_queries,
         "distractors": args.distractors,
+        "commits": {v.label: git_head(v.tree) for v in variants(args)},
     }
     if "all" in results:
         meta["top_sentence_agreement"] = {
             name: agreement(results["all"]["quality_objects"][name], out["quality_objects"][name])
-            for scoring, out in results.items()
-            if scoring != "all"
+            for label, out in results.items()
+            if label != "all"
             for name in out["quality_objects"]
         }
     write_results(results, meta)

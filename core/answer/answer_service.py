@@ -42,7 +42,7 @@ from core.observe import attributes
 from core.observe.stage_timer import StageTimer
 from core.observe.telemetry_sink import current_sink
 from core.observe.tracing import in_this_context
-from core.retrieve.pipeline import RetrievalPipeline
+from core.retrieve.pipeline import Offload, RetrievalPipeline
 from core.retrieve.request import RetrievalRequest, RetrievalResult
 
 
@@ -89,18 +89,30 @@ class AnswerService:
         """The configured generator."""
         return self._generator
 
-    async def answer(self, request: AnswerRequest) -> AsyncGenerator[AnswerEvent, None]:
-        """AnswerStarted, then AnswerDelta events, then one AnswerSummary."""
+    async def answer(
+        self, request: AnswerRequest, offload: Offload | None = None
+    ) -> AsyncGenerator[AnswerEvent, None]:
+        """AnswerStarted, then AnswerDelta events, then one AnswerSummary.
+
+        `offload`: when given, a single-query retrieval without a context window to fit goes
+        through `RetrievalPipeline.retrieve_async` with it (the query embedding is awaited on the
+        loop, so a stream waiting for its embedding batch holds no worker thread); otherwise the
+        whole grounding runs on the executor.
+        """
         started = time.perf_counter()
         timer = StageTimer("answer")
         sink = current_sink()
         queries = (
             await rewrite_query(self._generator, request.retrieval.query) if request.rewrite else ()
         )
-        loop = asyncio.get_running_loop()
-        grounding = await loop.run_in_executor(
-            self._executor, in_this_context(self._ground, request, queries, timer)
-        )
+        if offload is not None and self._window is None and len(queries) <= 1:
+            result = await self._pipeline().retrieve_async(request.retrieval, offload)
+            grounding = self._render(request, result, request.retrieval.budget, timer)
+        else:
+            loop = asyncio.get_running_loop()
+            grounding = await loop.run_in_executor(
+                self._executor, in_this_context(self._ground, request, queries, timer)
+            )
         result = grounding.result
         retrieval_ms = _ms(started)
         included = _included_hits(result)

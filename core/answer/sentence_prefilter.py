@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from core.answer.sentence_candidates import SentenceCandidate
 from core.context.summary import lexical_sentence_scores
 
-__all__ = ["LEAD_WEIGHT", "PASSAGE_WEIGHT", "prefilter_scores", "shortlist"]
+__all__ = ["LEAD_WEIGHT", "PASSAGE_WEIGHT", "prefilter_scores", "shortlist", "with_priors"]
 
 PASSAGE_WEIGHT = 0.5
 LEAD_WEIGHT = 0.25
@@ -28,6 +28,16 @@ def prefilter_scores(
 ) -> list[float]:
     """One cheap relevance score per candidate, higher is more relevant."""
     lexical = lexical_sentence_scores(query, [candidate.text for candidate in candidates])
+    return with_priors(lexical, candidates, passage_weight, lead_weight)
+
+
+def with_priors(
+    lexical: Sequence[float],
+    candidates: Sequence[SentenceCandidate],
+    passage_weight: float = PASSAGE_WEIGHT,
+    lead_weight: float = LEAD_WEIGHT,
+) -> list[float]:
+    """`prefilter_scores` from the candidates' BM25 scores (`lexical_sentence_scores`)."""
     best = max(lexical, default=0.0)
     return [
         (score / best if best > 0 else 0.0)

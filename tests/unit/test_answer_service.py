@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,9 +14,10 @@ from core.answer.answer_service import AnswerRequest, AnswerService
 from core.answer.events import AnswerDelta, AnswerEvent, AnswerStarted, AnswerSummary
 from core.answer.prompts import PromptLibrary, default_prompts_dir
 from core.answer.protocol import GenerationEvent, GenerationFinished, GenerationRequest, TextDelta
+from core.embed.micro_batcher import MicroBatchingEmbedder
 from core.embed.protocol import Embedder
 from core.models import Document
-from core.retrieve.pipeline import RetrievalPipeline
+from core.retrieve.pipeline import Offload, RetrievalPipeline
 from core.retrieve.request import RetrievalRequest
 from tests.conftest import BACKENDS, backend_factory
 from tests.unit.pipeline_support import indexed_pipeline
@@ -134,3 +136,41 @@ def test_rewrite_retrieves_each_query_and_fuses(pipeline: RetrievalPipeline) -> 
     )
     assert {h.chunk.document_id for h in started.retrieval.hits} == {"tea.md", "coffee.md"}
     assert any(stage.startswith("q2.") for stage, _ in started.retrieval.timings)
+
+
+def test_awaited_retrieval_grounds_the_answer_alike(embedder: Embedder, tmp_path: Path) -> None:
+    """With `offload`, retrieval goes through `retrieve_async` (the query embedding awaited on
+    the loop through the micro-batcher, the other stages offloaded): the same answer as the
+    grounding run on a worker thread."""
+    batcher = MicroBatchingEmbedder(embedder, max_batch=8, max_wait_ms=1.0)
+    generator = ScriptedGenerator("Fine. {real}")
+    calls: list[str] = []
+    prompts = PromptLibrary.load(default_prompts_dir())
+    request = AnswerRequest(
+        RetrievalRequest(query="How is espresso brewed?", collection="docs", top_k=2)
+    )
+    with (
+        indexed_pipeline(batcher, tmp_path, "docs", DOCS) as pipeline,
+        ThreadPoolExecutor(1) as pool,
+    ):
+        service = AnswerService(lambda: pipeline, generator, prompts, pool)
+
+        async def offload(fn: Callable[..., Any], *args: Any) -> Any:
+            calls.append(fn.__name__)
+            return await asyncio.get_running_loop().run_in_executor(pool, fn, *args)
+
+        async def collect(through: Offload | None) -> list[AnswerEvent]:
+            return [event async for event in service.answer(request, through)]
+
+        try:
+            by_thread = asyncio.run(collect(None))
+            before = batcher.stats().batches
+            by_loop = asyncio.run(collect(offload))
+            assert batcher.stats().batches == before + 1
+        finally:
+            batcher.close()
+    assert calls == ["_begin", "_finish"]
+    assert generator.requests[0] == generator.requests[1]
+    first, second = by_thread[-1], by_loop[-1]
+    assert isinstance(first, AnswerSummary) and isinstance(second, AnswerSummary)
+    assert (first.text, first.citations) == (second.text, second.citations)

@@ -80,7 +80,7 @@ def test_shortlist_quotes_the_answering_section_first_like_all_sentences(
     embedder: SentenceTransformerEmbedder, query: str, section: int
 ) -> None:
     assert len(sentence_candidates(PASSAGES)) > 4 * DEFAULT_CANDIDATES  # a real shortlist
-    short = answer(ExtractiveGenerator(embedder), query)
+    short = answer(ExtractiveGenerator(embedder, scoring=SentenceScoring.SHORTLIST), query)
     every = answer(ExtractiveGenerator(embedder, scoring=SentenceScoring.ALL), query)
     assert short[0] == every[0]
     assert short[0].endswith(f"[DOC:design-{section} | CHUNK:design-{section}#0]")
@@ -93,7 +93,8 @@ def test_shortlist_embeds_question_and_candidates_in_one_query_call(
 ) -> None:
     counting = CountingEmbedder(embedder)
     query = "How fast are exceptions?"
-    answer(ExtractiveGenerator(counting, candidates=6), query)  # type: ignore[arg-type]
+    generator = ExtractiveGenerator(counting, candidates=6, scoring=SentenceScoring.SHORTLIST)  # type: ignore[arg-type]
+    answer(generator, query)
     candidates = sentence_candidates(PASSAGES)
     listed = [candidates[i].text for i in sorted(shortlist(query, candidates, 6))]
     assert counting.query_batches == [[query, *listed]]
@@ -117,10 +118,12 @@ def test_through_the_micro_batcher_one_batch_per_answer(
     batcher = MicroBatchingEmbedder(embedder, max_batch=64, max_wait_ms=1.0)
     try:
         query = "Why are Python strings immutable?"
-        batched = answer(ExtractiveGenerator(batcher), query)
+        batched = answer(ExtractiveGenerator(batcher, scoring=SentenceScoring.SHORTLIST), query)
         stats = batcher.stats()
         assert (stats.batches, stats.texts) == (1, 1 + DEFAULT_CANDIDATES)
-        assert batched == answer(ExtractiveGenerator(embedder), query)
+        assert batched == answer(
+            ExtractiveGenerator(embedder, scoring=SentenceScoring.SHORTLIST), query
+        )
     finally:
         batcher.close()
 
@@ -144,14 +147,15 @@ def test_one_sentence_context_is_quoted_when_similar(
     embedder: SentenceTransformerEmbedder,
 ) -> None:
     one = ContextPassage("[DOC:one | CHUNK:one#0]", "Sea otters hold hands while they sleep.")
-    lines = answer(ExtractiveGenerator(embedder), "Why do otters hold hands?", (one,))
+    generator = ExtractiveGenerator(embedder, scoring=SentenceScoring.SHORTLIST)
+    lines = answer(generator, "Why do otters hold hands?", (one,))
     assert lines == ["Sea otters hold hands while they sleep. [DOC:one | CHUNK:one#0]"]
 
 
 def test_closing_the_stream_after_the_first_sentence_stops_it(
     embedder: SentenceTransformerEmbedder,
 ) -> None:
-    generator = ExtractiveGenerator(embedder)
+    generator = ExtractiveGenerator(embedder, scoring=SentenceScoring.SHORTLIST)
     request = GenerationRequest(prompt="", query="How fast are exceptions?", passages=PASSAGES)
 
     async def first_then_close() -> list[str]:
@@ -170,7 +174,7 @@ def test_cancelled_while_scoring_leaves_the_batcher_working(
     embedder: SentenceTransformerEmbedder,
 ) -> None:
     batcher = MicroBatchingEmbedder(embedder, max_batch=64, max_wait_ms=1.0)
-    generator = ExtractiveGenerator(batcher)
+    generator = ExtractiveGenerator(batcher, scoring=SentenceScoring.SHORTLIST)
     request = GenerationRequest(prompt="", query="How fast are exceptions?", passages=PASSAGES)
 
     async def cancel_then_answer() -> list[str]:
@@ -198,7 +202,7 @@ def test_settings_pick_the_scoring_and_shortlist_size(
 ) -> None:
     default = build_generator(load_settings(env={}).generator, embedder)
     assert isinstance(default, ExtractiveGenerator)
-    assert default.scoring is SentenceScoring.SHORTLIST
+    assert default.scoring is SentenceScoring.LEXICAL
     env = {
         "GROUNDWIRE_GENERATOR__EXTRACTIVE_SCORING": "all",
         "GROUNDWIRE_GENERATOR__EXTRACTIVE_CANDIDATES": "12",
@@ -214,7 +218,7 @@ def test_settings_pick_the_scoring_and_shortlist_size(
         (
             {"GROUNDWIRE_GENERATOR__EXTRACTIVE_SCORING": "fast"},
             "generator.extractive_scoring: cannot use 'fast' as SentenceScoring; "
-            "one of: shortlist, all",
+            "one of: lexical, shortlist, all",
         ),
         (
             {"GROUNDWIRE_GENERATOR__EXTRACTIVE_CANDIDATES": "3"},
