@@ -65,7 +65,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--connections", type=int, default=1)
     parser.add_argument("--duration", type=float, default=5.0, help="seconds per ghz run")
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--suffix", default="", help="appended to the results' file names")
+    parser.add_argument(
+        "--suffix", default="", help="appended to the results' file names (--suffix=-run3)"
+    )
     return parser.parse_args()
 
 
