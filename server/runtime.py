@@ -21,6 +21,7 @@ from core.dense.faiss_index import DenseIndexSpec
 from core.embed.device import select_device
 from core.embed.embedder_factory import build_embedder
 from core.embed.micro_batcher import MicroBatchingEmbedder
+from core.embed.onnx_build import cache_root as onnx_cache_root
 from core.embed.onnx_embedder import import_onnxruntime
 from core.embed.protocol import Embedder
 from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder, default_model_path
@@ -97,7 +98,7 @@ class Runtime:
             device=choice.device,
             batch_size=model.batch_size,
             cuda_graphs=model.cuda_graphs,
-            onnx_cache=Path(self.settings.storage.data_dir) / "models",
+            onnx_cache=onnx_cache_root(model.onnx_cache_dir),
             onnx_threads=model.onnx_threads,
         )
         self._embedder = MicroBatchingEmbedder(

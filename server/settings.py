@@ -59,10 +59,14 @@ class ModelSettings:
     query_batch_wait_ms: float = 2.0  # how long the first query waits for company
     query_queue_max: int = 1024  # pending queries beyond this get RESOURCE_EXHAUSTED
     cuda_graphs: bool = True  # replay CUDA graphs for query batches up to 64 on CUDA devices
-    # torch | onnx | onnx-int8: onnx variants run on the CPU in onnxruntime, built once from the
-    # model and verified against torch under <data_dir>/models (core/embed/README.md)
-    runtime: ModelRuntime = ModelRuntime.TORCH
+    # auto | torch | onnx | onnx-int8 (core/embed/README.md). auto: on a CPU queries by onnx
+    # (onnxruntime, GIL released) and documents by torch, each the faster for its inputs; on CUDA
+    # torch. onnx variants run on the CPU, built once from the model and verified against torch.
+    runtime: ModelRuntime = ModelRuntime.AUTO
     onnx_threads: int = 0  # onnxruntime intra-op threads per session; 0 = one per core
+    # where the ONNX files are built and cached, keyed by model fingerprint; shared by data
+    # directories and processes. Empty: $XDG_CACHE_HOME/groundwire/onnx (~/.cache/...)
+    onnx_cache_dir: str = ""
 
 
 class StorageBackendKind(str, Enum):

@@ -6,9 +6,10 @@ Run from the repository root:
 For python-faq (/work/shared/data/python-faq, or $PYTHON_FAQ_DIR) and perl-faq
 (benchmarks/data/perl-faq) the real pipeline indexes the set once per runtime
 (`core.eval.runner.index_dataset`, no whole-section baseline) and scores the server default (hybrid, weighted
-fusion) and dense mode, MRR@10 and Recall@10; plus "torch index, int8 queries": the torch-indexed
-collection queried with onnx-int8 query vectors (what switching a running server to onnx-int8
-without re-indexing gives). Without --full, subsets with distractors (`--subset faq/
+fusion) and dense mode, MRR@10 and Recall@10; "auto" (the server default on a CPU: documents by
+torch, queries by onnx fp32, `SplitRuntimeEmbedder`); plus "torch index, int8 queries": the
+torch-indexed collection queried with onnx-int8 query vectors (what switching a running server to
+onnx-int8 without re-indexing gives). `--runtimes` picks from torch, auto, onnx, onnx-int8. Without --full, subsets with distractors (`--subset faq/
 --distractors 300` and `--subset perlfaq --distractors 300`, as in granularity_sweep.md).
 Document vectors are cached per runtime in SQLite under --cache-dir (keys include the runtime).
 Writes benchmarks/results/embed_runtime_quality.{json,md}.
@@ -22,14 +23,10 @@ import os
 import subprocess
 import tempfile
 import time
-from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-
-import numpy as np
-import numpy.typing as npt
 
 from core.catalog.catalog import CollectionCatalog
 from core.catalog.collection_config import CollectionConfig
@@ -38,6 +35,7 @@ from core.embed.model_runtime import ModelRuntime
 from core.embed.onnx_build import load_onnx_embedder
 from core.embed.protocol import Embedder
 from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder, default_model_path
+from core.embed.split_runtime_embedder import SplitRuntimeEmbedder
 from core.eval.beir import BeirDataset, load_beir, subset
 from core.eval.metrics import evaluate_run
 from core.eval.runner import EVAL_COLLECTION, index_dataset, ranked_documents
@@ -60,27 +58,6 @@ DATASETS = {
 }
 DISTRACTORS = 300
 CROSS = "torch index, int8 queries"
-
-
-class _MixedEmbedder:
-    """Documents from one embedder (the index's), queries from another."""
-
-    def __init__(self, documents: Embedder, queries: Embedder) -> None:
-        self._documents, self._queries = documents, queries
-        self.model_name = documents.model_name
-        self.dimension = documents.dimension
-        self.max_tokens = documents.max_tokens
-        self.device = documents.device
-        self.additive_token_counts = documents.additive_token_counts
-
-    def embed_documents(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        return self._documents.embed_documents(texts)
-
-    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        return self._queries.embed_queries(texts)
-
-    def count_tokens(self, text: str) -> int:
-        return self._documents.count_tokens(text)
 
 
 def evaluate(dataset: BeirDataset, embedder: Embedder) -> dict[str, dict[str, float]]:
@@ -142,21 +119,23 @@ def main() -> None:
     torch_embedder = SentenceTransformerEmbedder(model, "cpu", 32)
     embedders: dict[str, Embedder] = {"torch": torch_embedder}
     wanted = args.runtimes.split(",")
+    onnx: dict[str, Embedder] = {}
     for runtime in (ModelRuntime.ONNX, ModelRuntime.ONNX_INT8):
-        if runtime.value not in wanted:
+        if runtime.value not in wanted and not (runtime is ModelRuntime.ONNX and "auto" in wanted):
             continue
-        embedders[runtime.value] = load_onnx_embedder(
+        onnx[runtime.value] = load_onnx_embedder(
             Path(model), args.cache_dir / "models", runtime, threads=args.onnx_threads
         )
+        if runtime.value in wanted:
+            embedders[runtime.value] = onnx[runtime.value]
+    if "auto" in wanted:  # the server default on a CPU: torch documents, onnx queries
+        embedders["auto"] = SplitRuntimeEmbedder(onnx["onnx"], torch_embedder)
+    if "onnx-int8" in wanted:
+        embedders[CROSS] = SplitRuntimeEmbedder(onnx["onnx-int8"], torch_embedder)
     cached = {
         name: CachedEmbedder(e, args.cache_dir / "eval-vectors.sqlite")
         for name, e in embedders.items()
     }
-    if "onnx-int8" in wanted:
-        cached[CROSS] = CachedEmbedder(
-            _MixedEmbedder(torch_embedder, embedders["onnx-int8"]),
-            args.cache_dir / "eval-vectors.sqlite",
-        )
     report: dict[str, object] = {"subsets": not args.full, "uptime_before": uptime_before}
     chosen = args.datasets.split(",")
     for dataset_name, (directory, prefix) in DATASETS.items():

@@ -12,8 +12,8 @@ which goes first):
 2. through the real gRPC path: one UpsertDocuments stream per format to a `groundwire serve`
    process (fresh data directory, same model, CPU), timed at the client.
 Both paths warm up the model first. `--runtime` (torch, onnx, onnx-int8) picks the embedding
-runtime of both paths (model.runtime; the ONNX files are built once under --onnx-cache and copied
-into the server's data directory). The embed stage's chunks/s is the raw model rate on the same
+runtime of both paths (model.runtime; the ONNX files are built once under --onnx-cache, which the
+server shares through model.onnx_cache_dir). The embed stage's chunks/s is the raw model rate on the same
 chunks, beside the end-to-end rate. Prints tables and writes
 benchmarks/results/ingest_throughput.{json,md} (ingest_throughput-<runtime>.* for ONNX runtimes).
 """
@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import platform
-import shutil
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
@@ -112,13 +111,15 @@ def run_both(
     Returns (in-process runs, gRPC runs, server start-up seconds).
     """
     embedder = build_embedder(default_model_path(), runtime, onnx_cache=onnx_cache)
+    print(f"model.runtime {runtime.value}: {type(embedder).__name__}", flush=True)
     embedder.embed_documents(["warm-up: load the weights and the tokenizer"] * 8)
-    if runtime.is_onnx:  # the server reuses the files built above instead of building its own
-        shutil.copytree(onnx_cache, work_dir / "grpc-data" / "models")
     server = ServeSubprocess.start(
         work_dir / "grpc-data",
         work_dir / "serve.log",
-        env={"GROUNDWIRE_MODEL__RUNTIME": runtime.value},
+        env={  # the server reuses the ONNX files built above instead of building its own
+            "GROUNDWIRE_MODEL__RUNTIME": runtime.value,
+            "GROUNDWIRE_MODEL__ONNX_CACHE_DIR": str(onnx_cache),
+        },
     )
     local: dict[str, Run] = {}
     remote: dict[str, Run] = {}

@@ -42,7 +42,24 @@ MANIFEST = "manifest.json"
 TOKENIZER_DIR = "tokenizer"
 VARIANT_FILES = {ModelRuntime.ONNX: "model.onnx", ModelRuntime.ONNX_INT8: "model.int8.onnx"}
 
-__all__ = ["MIN_COSINE", "OnnxRefused", "load_onnx_embedder", "model_fingerprint", "variant_dir"]
+__all__ = [
+    "MIN_COSINE",
+    "OnnxRefused",
+    "cache_root",
+    "load_onnx_embedder",
+    "model_fingerprint",
+    "variant_dir",
+]
+
+
+def cache_root(configured: str = "") -> Path:
+    """Where ONNX builds live: `configured` when set, else `$XDG_CACHE_HOME/groundwire/onnx`
+    (`~/.cache/groundwire/onnx`). Outside any data directory, so every data directory, test and
+    restart on the host shares one build per model fingerprint."""
+    if configured:
+        return Path(configured).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "groundwire" / "onnx"
 
 
 class OnnxRefused(RuntimeError):

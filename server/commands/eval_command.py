@@ -15,6 +15,7 @@ from core.catalog.collection_config import CollectionConfig
 from core.embed.cached_embedder import CachedEmbedder
 from core.embed.device import select_device
 from core.embed.embedder_factory import build_embedder
+from core.embed.onnx_build import cache_root as onnx_cache_root
 from core.embed.protocol import Embedder
 from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder, default_model_path
 from core.eval.beir import load_beir, subset
@@ -120,7 +121,7 @@ def run_eval(
         settings.model.runtime,
         device=device.device,
         batch_size=settings.model.batch_size,
-        onnx_cache=Path(settings.storage.data_dir) / "models",
+        onnx_cache=onnx_cache_root(settings.model.onnx_cache_dir),
         onnx_threads=settings.model.onnx_threads,
     )
     if cache is not None:

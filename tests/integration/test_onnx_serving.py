@@ -1,5 +1,6 @@
-"""`groundwire serve` with model.runtime = onnx-int8: the first start builds and verifies the
-export in its data directory and indexes the demo corpus with it; a restart reuses the files."""
+"""`groundwire serve` with the default model.runtime (auto): queries by the ONNX export, documents
+by torch. The export lives in the host's cache (model.onnx_cache_dir), outside every data
+directory: a server on a second, fresh data directory reuses it instead of building its own."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 from groundwire import Client
 from tests.serve_subprocess import ServeSubprocess
 
-ENV = {"GROUNDWIRE_MODEL__RUNTIME": "onnx-int8", "GROUNDWIRE_STORAGE__SEED_DEMO_CORPUS": "true"}
+ENV = {"GROUNDWIRE_STORAGE__SEED_DEMO_CORPUS": "true"}
 PARAPHRASE = "Is there a way to duplicate an object, shallow or deep?"
 ANSWER = "How do I copy an object in Python?"
 
@@ -19,21 +20,20 @@ def _dense_sections(target: str) -> list[str]:
     return [hit.chunk.section_path[-1] for hit in response.hits]
 
 
-def test_an_onnx_int8_server_builds_once_serves_and_reuses_its_export(tmp_path: Path) -> None:
-    data = tmp_path / "data"
-    first = ServeSubprocess.start(data, tmp_path / "first.log", env=ENV, timeout_s=900)
-    try:
-        assert ANSWER in _dense_sections(first.target)
-    finally:
-        first.stop()
-    log = first.log_text()
-    assert "embedding runtime onnx-int8 verified against torch" in log
-    built = sorted(p.name for p in next((data / "models").iterdir()).iterdir())
-    assert {"manifest.json", "model.int8.onnx", "model.onnx", "tokenizer"} <= set(built)
-    second = ServeSubprocess.start(data, tmp_path / "second.log", env=ENV, timeout_s=600)
-    try:
-        assert ANSWER in _dense_sections(second.target)
-    finally:
-        second.stop()
-    assert "embedding runtime onnx-int8: reusing" in second.log_text()
-    assert "onnx-int8: building" not in second.log_text()
+def test_the_default_server_queries_with_onnx_and_shares_one_export_across_data_dirs(
+    tmp_path: Path,
+) -> None:
+    logs = []
+    for name in ("first", "second"):
+        data = tmp_path / name
+        server = ServeSubprocess.start(data, tmp_path / f"{name}.log", env=ENV, timeout_s=900)
+        try:
+            assert ANSWER in _dense_sections(server.target)
+        finally:
+            server.stop()
+        logs.append(server.log_text())
+        assert not (data / "models").exists()
+    for log in logs:
+        assert "model.runtime auto: queries by onnx, documents by torch" in log
+    assert "embedding runtime onnx: reusing" in logs[1]
+    assert "onnx: building" not in logs[1]

@@ -19,6 +19,7 @@ from core.embed.model_runtime import ModelRuntime
 from core.embed.onnx_build import (
     MIN_COSINE,
     OnnxRefused,
+    cache_root,
     load_onnx_embedder,
     model_fingerprint,
     variant_dir,
@@ -37,11 +38,19 @@ ONNX_RUNTIMES = [ModelRuntime.ONNX, ModelRuntime.ONNX_INT8]
 
 
 @pytest.fixture(scope="module")
-def onnx_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Both ONNX variants of the bundled model, built (and verified) once for this module."""
-    root = tmp_path_factory.mktemp("onnx-models")
+def onnx_cache() -> Path:
+    """Both ONNX variants of the bundled model in the host's shared cache (the one servers use by
+    default), built and verified there at most once; tests that damage files work on copies."""
+    root = cache_root()
     for runtime in ONNX_RUNTIMES:
         load_onnx_embedder(Path(default_model_path()), root, runtime)
+    return root
+
+
+def _copy(onnx_cache: Path, root: Path) -> Path:
+    """A private copy of the bundled model's build (only its directory) under `root`."""
+    built = variant_dir(Path(default_model_path()), onnx_cache)
+    shutil.copytree(built, root / built.name, ignore=shutil.ignore_patterns(".lock"))
     return root
 
 
@@ -114,8 +123,7 @@ def test_a_corrupt_or_missing_file_is_rebuilt(
     embedder: SentenceTransformerEmbedder,
     damage: str,
 ) -> None:
-    root = tmp_path / "models"
-    shutil.copytree(onnx_cache, root)
+    root = _copy(onnx_cache, tmp_path / "models")
     directory = variant_dir(Path(default_model_path()), root)
     target = directory / "model.int8.onnx"
     if damage == "truncated":
@@ -137,8 +145,7 @@ def test_a_corrupt_or_missing_file_is_rebuilt(
 def test_a_variant_recorded_as_failing_is_refused_and_torch_serves(
     onnx_cache: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    root = tmp_path / "models"
-    shutil.copytree(onnx_cache, root)
+    root = _copy(onnx_cache, tmp_path / "models")
     manifest_path = variant_dir(Path(default_model_path()), root) / "manifest.json"
     manifest = json.loads(manifest_path.read_text())
     reason = "onnx-int8 differs from the torch model: passage 3 (alone): 0.9712"
@@ -201,7 +208,8 @@ def test_an_unknown_runtime_is_rejected_naming_the_valid_values() -> None:
     with pytest.raises(InvalidArgument) as caught:
         load_settings(env={"GROUNDWIRE_MODEL__RUNTIME": "onnx-fp16"})
     assert str(caught.value) == (
-        "model.runtime: cannot use 'onnx-fp16' as ModelRuntime; one of: torch, onnx, onnx-int8"
+        "model.runtime: cannot use 'onnx-fp16' as ModelRuntime; one of: auto, torch, onnx, "
+        "onnx-int8"
     )
     settings = load_settings(env={"GROUNDWIRE_MODEL__RUNTIME": "ONNX-INT8"})
     assert settings.model.runtime is ModelRuntime.ONNX_INT8

@@ -1,0 +1,134 @@
+"""model.runtime = auto (the default): on a CPU queries by the ONNX export, documents by torch;
+the model's identity stays torch's, collections indexed by either runtime serve under the other,
+and whatever keeps the export from loading leaves a torch server, not a failed start."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core.catalog.collection import Collection
+from core.catalog.collection_config import CollectionConfig
+from core.catalog.model_check import ModelCheck
+from core.embed.embedder_factory import build_embedder
+from core.embed.model_runtime import ModelRuntime
+from core.embed.onnx_build import cache_root, load_onnx_embedder
+from core.embed.sentence_transformer_embedder import (
+    SentenceTransformerEmbedder,
+    default_model_path,
+)
+from core.embed.split_runtime_embedder import SplitRuntimeEmbedder
+from core.indexer import Indexer
+from core.models import Document, SourceType
+from server.runtime import Runtime
+from server.settings import load_settings
+
+QUERIES = [
+    "How do I copy an object in Python?",
+    "Why are floating-point calculations so inaccurate?",
+    "How can I make a Python script executable on Unix?",
+]
+PASSAGES = [
+    "Try copy.copy() or copy.deepcopy() for the general case. Not all objects can be copied, "
+    "but most can. Some objects can be copied more easily: dictionaries have a copy() method.",
+    "Floats are represented in binary, so most decimal fractions cannot be stored exactly; "
+    "repr() shows the shortest string that rounds to the same float. " * 6,
+]
+
+
+@pytest.fixture(scope="module")
+def auto() -> SplitRuntimeEmbedder:
+    """The default runtime as the server builds it, from the host's shared ONNX cache."""
+    built = build_embedder(default_model_path(), ModelRuntime.AUTO, onnx_cache=cache_root())
+    assert isinstance(built, SplitRuntimeEmbedder)
+    return built
+
+
+def test_auto_is_the_default_runtime() -> None:
+    assert load_settings(env={}).model.runtime is ModelRuntime.AUTO
+    assert load_settings(env={"GROUNDWIRE_MODEL__RUNTIME": "Auto"}).model.runtime is (
+        ModelRuntime.AUTO
+    )
+    assert not ModelRuntime.AUTO.is_onnx
+
+
+def test_auto_embeds_queries_with_onnx_and_documents_with_torch(
+    auto: SplitRuntimeEmbedder, embedder: SentenceTransformerEmbedder
+) -> None:
+    onnx = load_onnx_embedder(Path(default_model_path()), cache_root(), ModelRuntime.ONNX)
+    np.testing.assert_array_equal(auto.embed_queries(QUERIES), onnx.embed_queries(QUERIES))
+    np.testing.assert_allclose(
+        auto.embed_documents(PASSAGES), embedder.embed_documents(PASSAGES), atol=1e-6
+    )
+    cosines = np.sum(auto.embed_queries(QUERIES) * embedder.embed_queries(QUERIES), axis=1)
+    assert cosines.min() >= 0.9999, cosines
+    assert auto.model_name == embedder.model_name == default_model_path()
+    assert auto.query_model_name == f"{default_model_path()} (onnx)"
+    assert (auto.dimension, auto.max_tokens, auto.device) == (
+        embedder.dimension,
+        embedder.max_tokens,
+        "cpu",
+    )
+    assert auto.count_tokens(PASSAGES[1]) == embedder.count_tokens(PASSAGES[1])
+
+
+@pytest.mark.parametrize("indexed_by", ["torch", "onnx"])
+def test_a_collection_indexed_by_either_runtime_passes_the_model_check_under_the_other(
+    tmp_path: Path,
+    auto: SplitRuntimeEmbedder,
+    embedder: SentenceTransformerEmbedder,
+    indexed_by: str,
+) -> None:
+    onnx = load_onnx_embedder(Path(default_model_path()), cache_root(), ModelRuntime.ONNX)
+    writer = embedder if indexed_by == "torch" else onnx
+    config = CollectionConfig(embedding_model=writer.model_name, embedding_dim=writer.dimension)
+    collection = Collection.open("faq", tmp_path / "faq", config)
+    try:
+        documents = [
+            Document(f"d{i}", text, SourceType.TEXT, f"d{i}.txt") for i, text in enumerate(PASSAGES)
+        ]
+        Indexer(writer, 200, 1 << 20).index(collection, documents)
+        for serving in (auto, embedder, onnx):
+            ModelCheck(serving).require(collection)  # raises FailedPrecondition on a mismatch
+    finally:
+        collection.close()
+
+
+def test_auto_without_onnxruntime_serves_with_torch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # import raises ImportError
+    settings = load_settings(env={"GROUNDWIRE_STORAGE__DATA_DIR": str(tmp_path)})
+    Runtime(settings).close()  # start-up does not refuse: auto can do without onnxruntime
+    with caplog.at_level(logging.WARNING, logger="core.embed.embedder_factory"):
+        served = build_embedder(default_model_path(), ModelRuntime.AUTO, onnx_cache=tmp_path)
+    assert isinstance(served, SentenceTransformerEmbedder)
+    assert "serving with torch: model.runtime onnx and onnx-int8 need onnxruntime" in caplog.text
+
+
+def test_an_unusable_onnx_cache_leaves_a_torch_server(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    blocked = tmp_path / "not-a-directory"
+    blocked.write_text("a file where the cache directory should be")
+    with caplog.at_level(logging.ERROR, logger="core.embed.embedder_factory"):
+        served = build_embedder(default_model_path(), ModelRuntime.AUTO, onnx_cache=blocked)
+    assert isinstance(served, SentenceTransformerEmbedder)
+    assert "model.runtime onnx could not be built or loaded under" in caplog.text
+    assert "serving with torch instead" in caplog.text
+
+
+def test_the_onnx_cache_lives_outside_the_data_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_root() == tmp_path / "xdg" / "groundwire" / "onnx"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert cache_root() == Path.home() / ".cache" / "groundwire" / "onnx"
+    assert cache_root(str(tmp_path / "mine")) == tmp_path / "mine"
+    configured = load_settings(env={"GROUNDWIRE_MODEL__ONNX_CACHE_DIR": str(tmp_path / "mine")})
+    assert cache_root(configured.model.onnx_cache_dir) == tmp_path / "mine"
