@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -11,13 +12,13 @@ from pathlib import Path
 
 import numpy as np
 
+from core.cache.query_embedding_cache import QueryEmbeddingCache
 from core.catalog.catalog import DEFAULT_TENANT, CollectionCatalog
 from core.catalog.collection import Collection
 from core.catalog.collection_config import CollectionConfig
 from core.embed.protocol import Embedder
 from core.eval.beir import BeirDataset
 from core.eval.metrics import evaluate_run
-from core.eval.query_vectors import PrecomputedQueries
 from core.indexer import Indexer
 from core.models import Document, SourceType
 from core.retrieve.pipeline import RetrievalPipeline
@@ -141,7 +142,6 @@ def evaluate_configurations(
                 functools.partial(progress, f"index {name}"),
                 name,
             )
-        query_embedders = None
         if tuning is not None:
             index_dataset(
                 dataset,
@@ -159,9 +159,10 @@ def evaluate_configurations(
             )
             if tune_reports is not None:
                 tune_reports.append(report)
-            query_embedders = _precomputed(tuning.embedders.queries, dataset)
-        searcher = PrecomputedQueries(embedder, _query_texts(dataset))
-        pipeline = RetrievalPipeline(catalog, searcher, pool, query_embedders=query_embedders)
+        # Each query is embedded once per model, not once per configuration.
+        queries = QueryEmbeddingCache(embedder, math.inf, max(1, 2 * len(dataset.queries)))
+        query_embedders = None if tuning is None else _cached(queries, tuning.embedders.queries)
+        pipeline = RetrievalPipeline(catalog, queries, pool, query_embedders=query_embedders)
         baseline = whole_section_run(dataset, embedder, k, lambda n: progress("baseline", n))
         results: dict[str, dict[str, float]] = {BASELINE: evaluate_run(baseline, dataset.qrels, k)}
         for label, template in configurations.items():
@@ -171,24 +172,11 @@ def evaluate_configurations(
         return results
 
 
-def _query_texts(dataset: BeirDataset) -> list[str]:
-    """The query texts exactly as `_run` sends them."""
-    return [normalize_query(text, 100_000) for text in dataset.queries.values()]
-
-
-def _precomputed(
-    embedders: Callable[[Collection], Embedder], dataset: BeirDataset
+def _cached(
+    cache: QueryEmbeddingCache, embedders: Callable[[Collection], Embedder]
 ) -> Callable[[Collection], Embedder]:
-    """Per-collection query embedders, each answering the dataset's queries from one batched pass."""
-    made: dict[str, PrecomputedQueries] = {}
-
-    def embedder_for(collection: Collection) -> Embedder:
-        inner = embedders(collection)
-        if inner.model_name not in made:
-            made[inner.model_name] = PrecomputedQueries(inner, _query_texts(dataset))
-        return made[inner.model_name]
-
-    return embedder_for
+    """Each collection's query embedder behind `cache` (its entries are kept per model)."""
+    return lambda collection: cache.for_embedder(embedders(collection))
 
 
 def _run(
