@@ -59,7 +59,18 @@ def markdown(record: dict[str, Any]) -> str:
         f"{embed['embed_s']} s) and then store the same vectors; their docs/s counts both. "
         + (
             f"groundwire: UpsertDocuments of {gw['probe_documents']} sections over gRPC into a "
-            f"fresh collection, {gw['chunks']} chunks, {gw['chunks_per_s']} chunks/s. "
+            f"fresh collection, {gw['chunks']} chunks, {gw['chunks_per_s']} chunks/s end to end"
+            + (
+                f", against the raw model's {gw['raw_encode']['chunks_per_s']} chunks/s encoding "
+                f"the same {gw['raw_encode']['chunks']} chunk texts in the same run (torch, batch "
+                f"32): {gw['end_to_end_share_of_raw']:.0%} of raw. The indexer also embeds "
+                f"{gw['section_texts']} section texts (sections of more than one chunk): the raw "
+                f"model takes {gw['raw_encode_with_sections']['seconds']} s for chunks and those "
+                f"together, so end to end is {gw['end_to_end_share_of_raw_with_sections']:.0%} of "
+                "the model's time for the same work. "
+                if "raw_encode" in gw
+                else ". "
+            )
             if gw
             else ""
         ),
