@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.peers.load_driver import K, Search
+from core.embed.embedding_text import embedding_text
+from core.embed.section_vectors import document_sections
 from groundwire import Client, Document
 
 PROBE_COLLECTION = "ingest-probe"
@@ -18,23 +20,29 @@ PROBE_COLLECTION = "ingest-probe"
 
 @contextmanager
 def groundwire_search(target: str, collection: str, mode: str) -> Iterator[Search]:
-    """Text -> distinct document ids of the top-K chunk hits; mode "dense" or "default" (the
-    server's default mode, hybrid)."""
+    """Text -> the top-K documents (Retrieve with one hit per document first, so K distinct
+    documents as the peers return); mode "dense" or "default" (the server's default mode,
+    hybrid)."""
     with Client(target, timeout=300) as client:
 
         def search(text: str) -> Sequence[str]:
-            options: dict[str, Any] = {"collection": collection, "top_k": K}
+            options: dict[str, Any] = {
+                "collection": collection,
+                "top_k": K,
+                "max_hits_per_document": 1,
+            }
             if mode != "default":
                 options["mode"] = mode
             reply = client.retrieve(text, **options)
-            return list(dict.fromkeys(hit.chunk.document_id for hit in reply.hits))
+            return list(dict.fromkeys(hit.chunk.document_id for hit in reply.hits))[:K]
 
         yield search
 
 
 def groundwire_ingest(target: str, dataset: Path, documents: int) -> dict[str, Any]:
     """UpsertDocuments of the first `documents` python-faq sections (title as a Markdown heading)
-    into a fresh collection: documents and chunks per second, end to end."""
+    into a fresh collection: documents and chunks per second, end to end; beside it, the raw
+    model's encode rate on the very chunks the server stored (`raw_encode`)."""
     docs = []
     with (dataset / "corpus.jsonl").open(encoding="utf-8") as lines:
         for line in lines:
@@ -49,10 +57,56 @@ def groundwire_ingest(target: str, dataset: Path, documents: int) -> dict[str, A
         started = time.perf_counter()
         reply = client.upsert_documents(docs, collection=PROBE_COLLECTION)
         seconds = time.perf_counter() - started
+        stored = [
+            [
+                (tuple(chunk.section_path), chunk.text)
+                for chunk in client.get_document(
+                    doc.document_id, collection=PROBE_COLLECTION
+                ).chunks
+            ]
+            for doc in docs
+        ]
+    texts = [embedding_text(path, text) for chunks in stored for path, text in chunks]
+    chunks_per_s = reply.chunks_written / seconds
+    raw = raw_encode_rate(texts)
+    # what the indexer embeds besides: each section whole, unless it is one chunk's text
+    known = set(texts)
+    section_texts = list(
+        dict.fromkeys(
+            text for chunks in stored for _, text in document_sections(chunks) if text not in known
+        )
+    )
+    raw_all = raw_encode_rate(texts + section_texts)
     return {
         "probe_documents": len(docs),
         "chunks": reply.chunks_written,
         "seconds": round(seconds, 1),
         "docs_per_s_with_embedding": round(len(docs) / seconds, 2),
-        "chunks_per_s": round(reply.chunks_written / seconds, 2),
+        "chunks_per_s": round(chunks_per_s, 2),
+        "raw_encode": raw,
+        "end_to_end_share_of_raw": round(chunks_per_s / raw["chunks_per_s"], 3),
+        "section_texts": len(section_texts),
+        "raw_encode_with_sections": raw_all,
+        "end_to_end_share_of_raw_with_sections": round(
+            reply.chunks_written / seconds / (len(texts) / raw_all["seconds"]), 3
+        ),
+    }
+
+
+def raw_encode_rate(texts: list[str], batch_size: int = 32) -> dict[str, Any]:
+    """The bundled model alone (sentence-transformers on the CPU, torch, the server's document
+    path and batch size) encoding `texts`, in this process while the server idles: chunks/s."""
+    from sentence_transformers import SentenceTransformer
+
+    from core.embed.sentence_transformer_embedder import default_model_path
+
+    model = SentenceTransformer(default_model_path(), device="cpu")
+    model.encode(texts[:batch_size], batch_size=batch_size)  # warm-up
+    started = time.perf_counter()
+    model.encode(texts, batch_size=batch_size, normalize_embeddings=True)
+    seconds = time.perf_counter() - started
+    return {
+        "chunks": len(texts),
+        "seconds": round(seconds, 1),
+        "chunks_per_s": round(len(texts) / seconds, 2),
     }

@@ -437,23 +437,23 @@ class Collection:
     @property
     def dense_engine(self) -> str:
         """The dense engine serving searches, e.g. "faiss-hnsw" or "torch-exact"."""
-        with self._dense_lock:
-            return str(self._engine.name)
+        return str(self._engine.name)
 
     @property
     def dense_device(self) -> str:
         """Where dense searches run, e.g. "cpu" or "cuda:0"."""
-        with self._dense_lock:
-            return self._engine.device
+        return self._engine.device
 
     @property
     def searches_on_device(self) -> bool:
         """True when dense search takes query tensors on a CUDA device (the torch engine there),
-        so the retrieval pipeline hands it the embedder's output without a host copy."""
-        with self._dense_lock:
-            return isinstance(self._dense, TorchExactIndex) and self._engine.device.startswith(
-                "cuda"
-            )
+        so the retrieval pipeline hands it the embedder's output without a host copy.
+
+        Read without `_dense_lock` (every Retrieve asks, and a search in flight holds that lock):
+        `_engine` is replaced whole by a swap, never changed in place, so one read of it gives
+        one engine's index and device."""
+        engine = self._engine
+        return isinstance(engine.index, TorchExactIndex) and engine.device.startswith("cuda")
 
     def figures(self) -> CollectionFigures:
         """Current sizes for Stats."""

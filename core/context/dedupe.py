@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 __all__ = [
     "CONTAINMENT_THRESHOLD",
@@ -27,28 +28,32 @@ __all__ = [
 SHINGLE_WORDS = 3
 JACCARD_THRESHOLD = 0.9
 CONTAINMENT_THRESHOLD = 0.95
+SHINGLE_CACHE_SIZE = 2048
+"""Texts whose shingles are kept (~10 KB each for a 200-token chunk)."""
 
 _WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True, slots=True)
 class Shingles:
-    """The shingle set of one text, or the stripped text itself when it has no words."""
+    """The shingle set of one text (hashes of its word runs), or the stripped text itself when
+    it has no words."""
 
-    grams: frozenset[tuple[str, ...]]
+    grams: frozenset[int]
     wordless: str
 
 
+@lru_cache(maxsize=SHINGLE_CACHE_SIZE)
 def shingles(text: str) -> Shingles:
     """The shingles of `text` (see the module docstring)."""
     words = _WORD.findall(text.lower())
     if not words:
         return Shingles(frozenset(), text.strip())
     if len(words) < SHINGLE_WORDS:
-        return Shingles(frozenset({tuple(words)}), "")
+        return Shingles(frozenset({hash(tuple(words))}), "")
     # zip over shifted views builds each run as a tuple in C (no slice per position)
-    grams = frozenset(zip(*(words[i:] for i in range(SHINGLE_WORDS)), strict=False))
-    return Shingles(grams, "")
+    runs = zip(*(words[i:] for i in range(SHINGLE_WORDS)), strict=False)
+    return Shingles(frozenset(map(hash, runs)), "")
 
 
 def _duplicates(candidate: Shingles, selected: Shingles) -> bool:

@@ -133,5 +133,13 @@ def test_retrieve_options_set_only_what_is_given() -> None:
     assert not retrieve_request("q").HasField("top_k")
     with pytest.raises(ValueError, match="not both"):
         retrieve_request("q", budget_tokens=1, budget_chars=1)
+
+
+def test_retrieve_options_set_document_grouping_and_mmr() -> None:
+    request = retrieve_request("q", max_hits_per_document=1, mmr_lambda=0.5)
+    assert request.HasField("max_hits_per_document") and request.max_hits_per_document == 1
+    assert request.HasField("mmr_lambda") and request.mmr_lambda == 0.5
+    unset = retrieve_request("q")
+    assert not unset.HasField("max_hits_per_document") and not unset.HasField("mmr_lambda")
     with pytest.raises(ValueError, match="mode must be one of dense, lexical, hybrid; got 'fast'"):
         retrieve_request("q", mode="fast")  # type: ignore[arg-type]

@@ -32,7 +32,8 @@ class RetrievalCalls:
         """Ranked hits and the assembled, cited context for `query`.
 
         Options: collection, top_k, mode ("dense" | "lexical" | "hybrid"), fusion, filters
-        (a `Filters` message), budget_tokens or budget_chars, rerank, score_threshold, use_memory.
+        (a `Filters` message), budget_tokens or budget_chars, rerank, score_threshold, use_memory,
+        max_hits_per_document, mmr_lambda.
         `timeout`: seconds for the call, retries included (default: the client's).
         """
         request = retrieve_request(query, **options)

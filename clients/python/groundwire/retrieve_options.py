@@ -38,10 +38,15 @@ def retrieve_request(
     rerank: bool | None = None,
     score_threshold: float | None = None,
     use_memory: bool = False,
+    max_hits_per_document: int | None = None,
+    mmr_lambda: float | None = None,
 ) -> rs.RetrieveRequest:
     """A RetrieveRequest; a RetrieveRequest given as `query` is copied and the options set on it.
 
     `budget_tokens` or `budget_chars` (not both) caps the assembled context.
+    `max_hits_per_document` n lists every document's best n hits before any document's next
+    (1: top_k distinct documents when there are that many); `mmr_lambda` below 1 reorders by
+    maximal marginal relevance (1 = the plain ranking). Unset: the server's defaults.
     """
     if isinstance(query, rs.RetrieveRequest):
         request = rs.RetrieveRequest()
@@ -70,6 +75,10 @@ def retrieve_request(
         request.score_threshold = score_threshold
     if use_memory:
         request.use_memory = True
+    if max_hits_per_document is not None:
+        request.max_hits_per_document = max_hits_per_document
+    if mmr_lambda is not None:
+        request.mmr_lambda = mmr_lambda
     return request
 
 
@@ -111,6 +120,8 @@ class RetrieveOptions(TypedDict, total=False):
     rerank: bool | None
     score_threshold: float | None
     use_memory: bool
+    max_hits_per_document: int | None
+    mmr_lambda: float | None
 
 
 class AnswerOptions(TypedDict, total=False):
