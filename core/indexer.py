@@ -9,20 +9,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
 
-import numpy as np
-
 from core.catalog.collection import Collection
 from core.catalog.collection_config import CollectionConfig
 from core.catalog.model_check import ModelCheck
-from core.embed.embedding_text import embedding_text
 from core.embed.protocol import Embedder
 from core.embed.section_context import chunk_vectors
-from core.embed.section_vectors import section_vectors
+from core.embed.section_vectors import plain_chunk_vectors, plain_text_of, section_vectors
 from core.errors import InvalidArgument
 from core.ingest.chunking_spec import ChunkingSpec
 from core.ingest.document_chunker import ChunkedDraft, chunk_any
 from core.ingest.link_rows import document_link_rows
-from core.models import ChunkDraft, Document, RiskLevel, SourceType
+from core.models import ChunkDraft, Document, RiskLevel
 from core.observe import attributes
 from core.observe.stage_timer import StageTimer
 from core.observe.tracing import span
@@ -217,7 +214,7 @@ class Indexer:
                     embedder,
                     sections,
                     [_plain_text(p) for _, p in drafts],
-                    _plain_vectors(sections, vectors, config.section_lead_weight),
+                    plain_chunk_vectors(sections, vectors, config.section_lead_weight),
                 )
                 if config.section_vectors
                 else [NO_SECTIONS] * len(drafts)
@@ -241,22 +238,9 @@ class Indexer:
         return prepared
 
 
-def _plain_vectors(
-    sections: Sequence[Sequence[tuple[tuple[str, ...], str]]],
-    vectors: np.ndarray,
-    lead_weight: float,
-) -> dict[str, np.ndarray]:
-    """Chunk vectors by embedding text, when they are the plain embeddings (no lead mixed in)."""
-    if lead_weight != 0.0:
-        return {}
-    texts = [embedding_text(path, text) for chunks in sections for path, text in chunks]
-    return dict(zip(texts, vectors, strict=True))
-
-
 def _plain_text(prepared: _Prepared) -> str | None:
     """A plain-text document's own text (a single section embeds it verbatim), else None."""
-    document = prepared.document
-    return document.text if document.source_type is SourceType.TEXT else None
+    return plain_text_of(prepared.document.source_type, prepared.document.text)
 
 
 def _risk(chunked: ChunkedDraft) -> tuple[tuple[str, ...], RiskLevel]:

@@ -77,4 +77,6 @@ def tune_response(report: TuneReport) -> ix.TuneCollectionResponse:
         train_seconds=report.train_seconds,
         reembed_seconds=report.reembed_seconds,
         total_seconds=report.total_seconds,
+        section_vectors=report.section_vectors,
+        section_seconds=report.section_seconds,
     )

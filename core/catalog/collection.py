@@ -30,7 +30,13 @@ from core.memory.store import MemoryStore
 from core.models import Chunk
 from core.retrieve.filters import ChunkFilter
 from core.store.protocol import FilteredScan, LocalStore, Store
-from core.store.records import DeleteResult, LexicalRow, PreparedDocument, UpsertResult
+from core.store.records import (
+    DeleteResult,
+    LexicalRow,
+    PreparedDocument,
+    SectionVectors,
+    UpsertResult,
+)
 from core.store.sqlite_store import SqliteStore
 
 logger = logging.getLogger(__name__)
@@ -287,34 +293,39 @@ class Collection:
         dense: DenseEngine,
         sequence: int,
         before_commit: Callable[[], None] = lambda: None,
+        sections: Sequence[tuple[str, SectionVectors]] = (),
     ) -> None:
         """Switch the collection to the tuned model `tuned_model` (a directory under `models/`):
         `vectors` (float32 (n, d)) replace the stored vector of every live chunk `row_ids`
-        (int64 (n,)), and `dense` (built from them at `sequence`) replaces the dense index.
+        (int64 (n,)), `sections` (document id, its section vectors) the section vectors of every
+        live document when the collection keeps them (`config.section_vectors`), and `dense`
+        (built from `vectors` at `sequence`) replaces the dense index.
 
         The caller holds `write_lock` and the store must still be at `sequence` (Conflict
         otherwise). The new dense index is saved beside the old one (`dense-<id>/`) first; then
-        one store transaction writes the vectors, the config naming the model and a new
-        incarnation (cached results of the old model become stale): the commit point. A crash
-        before it leaves the old config, vectors and index (the new files are removed on open);
-        after it, the new ones. `before_commit` runs just before that transaction (tests crash
-        there). Searches use the old index until the swap in memory.
+        one store transaction writes the chunk and section vectors, the config naming the model
+        and a new incarnation (cached results of the old model become stale): the commit point.
+        A crash before it leaves the old config and vectors (both kinds) and index (the new
+        files are removed on open); after it, the new ones. `before_commit` runs just before
+        that transaction (tests crash there). Searches use the old index until the swap in
+        memory; the store's section-vector LRU is emptied inside the transaction.
         """
         if self.store.sequence() != sequence:
             raise Conflict(
                 f"collection {self.name!r} changed while it was re-embedded; tune it again"
             )
-        # The stored section vectors are the base model's and are not re-embedded: a tuned
-        # collection ranks by its chunks alone, and new documents store no section vectors.
-        config = replace(self.config, tuned_model=tuned_model, section_vectors=False)
+        if self.config.section_vectors and len(row_ids) and not sections:
+            raise ValueError(
+                f"collection {self.name!r} keeps section vectors: re-embed them with the chunks"
+            )
+        config = replace(self.config, tuned_model=tuned_model)
         directory = self.directory / dense_dir_name(config)
         old_directory = self.dense_directory
         dense.index.save(directory, sequence)
         before_commit()
         incarnation = new_incarnation()
-        self.store.replace_embeddings(
-            row_ids, vectors, {CONFIG_KEY: config.to_json(), INCARNATION_KEY: incarnation}
-        )
+        meta = {CONFIG_KEY: config.to_json(), INCARNATION_KEY: incarnation}
+        self.store.replace_embeddings(row_ids, vectors, meta, sections)
         with self._dense_lock:
             self._engine = dense
             self.config = config

@@ -11,6 +11,9 @@ passage, while the chunks still choose the passage the context quotes.
 At most one extra embedding per section: a document of a flat FAQ is one section (one extra text
 per document); a Markdown guide has one per heading. A section whose text is exactly one of its
 chunk's embedding texts (a section of one chunk) reuses that chunk's vector.
+
+The indexer computes them at upsert, and a tune (core/tune/reembed.py) recomputes them with the
+tuned model through the same `section_vectors` + `plain_chunk_vectors`.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import numpy as np
 
 from core.embed.embedding_text import embedding_text
 from core.embed.protocol import Embedder
+from core.models import SourceType
 from core.store.records import NO_SECTIONS, SectionVectors
 
 SECTION_TEXT_CHARS = 4000
@@ -85,3 +89,21 @@ def section_vectors(
         out.append(SectionVectors(tuple(path for path, _ in doc), block) if doc else NO_SECTIONS)
         offset += len(doc)
     return out
+
+
+def plain_chunk_vectors(
+    documents: Sequence[DocumentChunks], vectors: np.ndarray, lead_weight: float
+) -> dict[str, np.ndarray]:
+    """The chunk vectors of `documents` (float32 (n, d), in order) by embedding text, when they
+    are the plain embeddings (no section lead mixed in, `lead_weight` 0): what `section_vectors`
+    may reuse (its `embedded`)."""
+    if lead_weight != 0.0:
+        return {}
+    texts = [embedding_text(path, text) for chunks in documents for path, text in chunks]
+    return dict(zip(texts, vectors, strict=True))
+
+
+def plain_text_of(source_type: SourceType, text: str) -> str | None:
+    """A document's `whole` for `section_vectors`: its own text when it is plain text (a single
+    section embeds it verbatim, without the chunker's seams), else None."""
+    return text if source_type is SourceType.TEXT else None

@@ -191,7 +191,11 @@ class MilvusStore:
         return np.zeros(0, dtype=np.int64), np.zeros((0, self._dimension()), dtype=np.float32)
 
     def replace_embeddings(
-        self, row_ids: np.ndarray, embeddings: np.ndarray, meta: Mapping[str, str]
+        self,
+        row_ids: np.ndarray,
+        embeddings: np.ndarray,
+        meta: Mapping[str, str],
+        sections: Sequence[tuple[str, SectionVectors]] = (),
     ) -> None:
         """Not in Milvus mode: re-embedding with a tuned model is refused before it gets here
         (`MilvusBackend.maintenance_refusal`); this keeps a direct caller from half-doing it."""

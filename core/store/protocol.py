@@ -61,9 +61,15 @@ class Store(Protocol):
         ...
 
     def replace_embeddings(
-        self, row_ids: np.ndarray, embeddings: np.ndarray, meta: Mapping[str, str]
+        self,
+        row_ids: np.ndarray,
+        embeddings: np.ndarray,
+        meta: Mapping[str, str],
+        sections: Sequence[tuple[str, SectionVectors]] = (),
     ) -> None:
-        """Overwrite the vectors of live chunks and set meta keys in one transaction."""
+        """Overwrite the vectors of live chunks, replace the section vectors of the documents
+        named in `sections` and set meta keys, in one transaction (a tune's swap); nothing read
+        before it (section vectors included) is served after it."""
         ...
 
     def set_meta(self, key: str, value: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 from collections import OrderedDict
@@ -191,12 +192,21 @@ class SqliteStore:
             )
 
     def replace_embeddings(
-        self, row_ids: np.ndarray, embeddings: np.ndarray, meta: Mapping[str, str]
+        self,
+        row_ids: np.ndarray,
+        embeddings: np.ndarray,
+        meta: Mapping[str, str],
+        sections: Sequence[tuple[str, SectionVectors]] = (),
     ) -> None:
         """Overwrite the stored vector of each chunk `row_ids` (int64 (n,)) with `embeddings`
-        (float32 (n, d)) and set the `meta` keys, in one transaction; the sequence does not move
-        (a re-embedding with another model, core/tune). ValueError when a row id is not live."""
+        (float32 (n, d)), replace the section vectors of each (document id, vectors) of
+        `sections` and set the `meta` keys, in one transaction; the sequence does not move (a
+        re-embedding with another model, core/tune). ValueError (nothing written) when a row id
+        or document is not live or a section block does not fit. The section-vector LRU is
+        emptied in the same locked transaction, so no vector read before it is served after."""
         matrix = self._checked_embeddings(embeddings, len(row_ids))
+        width = matrix.shape[1] if len(row_ids) else None
+        blocks = [(d, v, _checked_section_block(d, v, width)) for d, v in sections]
         with self._transaction() as db:
             for row_id, vector in zip(row_ids, matrix, strict=True):
                 cursor = db.execute(
@@ -205,12 +215,28 @@ class SqliteStore:
                 )
                 if cursor.rowcount != 1:
                     raise ValueError(f"chunk row {int(row_id)} is not live")
+            for document_id, vectors, block in blocks:
+                if self._live_paths(db, document_id) != set(vectors.paths):
+                    raise ValueError(
+                        f"document {document_id!r} is not live or its chunks' section paths "
+                        "differ from the section vectors given"
+                    )
+                writes.replace_sections(db, document_id, vectors.paths, block)
             for key, value in meta.items():
                 db.execute(
                     "INSERT INTO meta (key, value) VALUES (?, ?) "
                     "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                     (key, value),
                 )
+            self._sections.clear()
+
+    @staticmethod
+    def _live_paths(db: sqlite3.Connection, document_id: str) -> set[tuple[str, ...]]:
+        """The distinct section paths of a document's live chunks (empty when it has none)."""
+        rows = db.execute(
+            "SELECT DISTINCT section_path_json FROM chunks WHERE document_id = ?", (document_id,)
+        ).fetchall()
+        return {tuple(json.loads(str(row[0]))) for row in rows}
 
     def _checked_embeddings(self, embeddings: np.ndarray, count: int) -> np.ndarray:
         if count == 0:
@@ -457,6 +483,22 @@ _LEXICAL_SELECT = (
     "SELECT c.row_id, c.text, c.section_path_json, d.title "
     "FROM chunks c JOIN documents d USING (document_id)"
 )
+
+
+def _checked_section_block(
+    document_id: str, sections: SectionVectors, width: int | None
+) -> np.ndarray:
+    """`sections.vectors` as float32 (len(paths), d) after checking the paths are distinct and
+    the width is the chunk vectors' (`width`; None: any)."""
+    paths = sections.paths
+    matrix = np.ascontiguousarray(sections.vectors, dtype=np.float32)
+    wanted = (len(paths), matrix.shape[-1] if width is None else width)
+    if len(set(paths)) != len(paths) or matrix.ndim != 2 or matrix.shape != wanted:
+        raise ValueError(
+            f"section vectors of {document_id!r} must be one per distinct path, shape {wanted}; "
+            f"got {len(paths)} paths and shape {matrix.shape}"
+        )
+    return matrix
 
 
 def _sequence(db: sqlite3.Connection) -> int:

@@ -16,7 +16,7 @@ from core.errors import Conflict, FailedPrecondition
 from core.tune.collection_embedders import CollectionEmbedders
 from core.tune.options import TuneOptions
 from core.tune.pairs import split_pairs, structure_pairs
-from core.tune.reembed import build_engine, live_documents, reembed_documents
+from core.tune.reembed import build_engine, live_documents, reembed_documents, whole_texts
 from core.tune.training import TrainingProgress, fine_tune, load_trainable
 from core.tune.tuned_model import new_model_id, save_tuned_model, tuned_model_path
 
@@ -26,7 +26,8 @@ logger = logging.getLogger(__name__)
 @dataclass(frozen=True, slots=True)
 class TuneProgress:
     """Where a tune is: `stage` ("pairs", "train", "save", "reembed", "swap"), `done` of
-    `total` units (training: steps; re-embedding: chunks), and the latest held-out top-1."""
+    `total` units (training: steps; re-embedding: chunks, their section vectors with them), and
+    the latest held-out top-1."""
 
     stage: str
     done: int = 0
@@ -37,7 +38,9 @@ class TuneProgress:
 
 @dataclass(frozen=True, slots=True)
 class TuneReport:
-    """What one tune did."""
+    """What one tune did. `reembed_seconds`: re-embedding the chunks and building the dense
+    index; `section_seconds`: re-embedding the `section_vectors` (0 when the collection keeps
+    none), not part of `reembed_seconds`."""
 
     collection: str
     model_id: str
@@ -55,6 +58,8 @@ class TuneReport:
     train_seconds: float
     reembed_seconds: float
     total_seconds: float
+    section_vectors: int = 0
+    section_seconds: float = 0.0
 
 
 class CollectionTuner:
@@ -111,6 +116,7 @@ class CollectionTuner:
         sequence = collection.store.sequence()
         progress(TuneProgress("pairs"))
         documents = live_documents(collection)
+        wholes = whole_texts(collection, documents) if collection.config.section_vectors else None
         pairs = structure_pairs(documents)
         if len(pairs) < options.min_pairs:
             raise FailedPrecondition(
@@ -143,21 +149,30 @@ class CollectionTuner:
         try:
             embedder = self._embedders.load(str(path))
             reembed_started = time.perf_counter()
-            row_ids, vectors = reembed_documents(
+            fresh = reembed_documents(
                 documents,
                 embedder,
                 collection.config.section_lead_weight,
+                wholes,
                 lambda done, total: progress(
                     TuneProgress("reembed", done, total, elapsed_s=time.perf_counter() - started)
                 ),
                 should_stop,
             )
-            engine = build_engine(collection, row_ids, vectors)
-            reembed_seconds = time.perf_counter() - reembed_started
+            engine = build_engine(collection, fresh.row_ids, fresh.vectors)
+            reembed_seconds = time.perf_counter() - reembed_started - fresh.section_seconds
+            if should_stop():
+                raise InterruptedError("tuning was cancelled")
             progress(TuneProgress("swap", elapsed_s=time.perf_counter() - started))
             with collection.write_lock:
                 collection.adopt_embeddings(
-                    model_id, row_ids, vectors, engine, sequence, before_commit
+                    model_id,
+                    fresh.row_ids,
+                    fresh.vectors,
+                    engine,
+                    sequence,
+                    before_commit,
+                    fresh.sections,
                 )
             adopted = True
         finally:
@@ -180,10 +195,12 @@ class CollectionTuner:
             held_out_mrr_before=result.held_out_mrr_before,
             held_out_mrr_after=result.held_out_mrr_after,
             stopped_because=result.stopped_because,
-            chunks=len(row_ids),
+            chunks=len(fresh.row_ids),
             train_seconds=result.seconds,
             reembed_seconds=reembed_seconds,
             total_seconds=time.perf_counter() - started,
+            section_vectors=fresh.section_count,
+            section_seconds=fresh.section_seconds,
         )
         logger.info("tuned collection %s: %s", collection.name, report)
         return report

@@ -88,12 +88,18 @@ def configurations(settings: Settings) -> dict[str, RetrievalRequest]:
     }
 
 
+TUNED_LABELS = ("dense", "default", "old default (chunks only, weighted bm25 0.25)")
+"""Configurations scored on the tuned copy too; the chunks-only one is what a tuned collection
+ranked by before tunes re-embedded section vectors."""
+
+
 def tuned_configurations(settings: Settings) -> dict[str, RetrievalRequest]:
-    """`--tune`: the default and dense configurations on the tuned copy of the collection."""
+    """`--tune`: the default and dense configurations (and the default without section
+    vectors) on the tuned copy of the collection."""
     plain = configurations(settings)
     return {
         f"tuned {label}": replace(plain[label], collection=TUNED_COLLECTION)
-        for label in ("dense", "default")
+        for label in TUNED_LABELS
     }
 
 
@@ -221,5 +227,6 @@ def format_tune(report: TuneReport) -> str:
         f"out), {report.epochs} epoch(s), {report.steps} steps ({report.stopped_because}); "
         f"held-out top-1 {report.held_out_before:.3f} -> {report.held_out_after:.3f}; "
         f"train {report.train_seconds:.0f}s + re-embed {report.reembed_seconds:.0f}s "
-        f"({report.chunks} chunks) = {report.total_seconds:.0f}s"
+        f"({report.chunks} chunks) + {report.section_seconds:.0f}s "
+        f"({report.section_vectors} section vectors) = {report.total_seconds:.0f}s"
     )

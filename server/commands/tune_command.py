@@ -33,6 +33,7 @@ def run_tune(
         f"  pairs {r.pairs} ({r.train_pairs} train, {r.held_out_pairs} held out)\n"
         f"  {r.epochs} epoch(s), {r.steps} steps, stopped: {r.stopped_because}\n"
         f"  held-out top-1 {r.held_out_accuracy_before:.3f} -> {r.held_out_accuracy_after:.3f}\n"
-        f"  {r.chunks} chunks re-embedded; train {r.train_seconds:.1f}s, "
-        f"re-embed {r.reembed_seconds:.1f}s, total {r.total_seconds:.1f}s"
+        f"  {r.chunks} chunks and {r.section_vectors} section vectors re-embedded; "
+        f"train {r.train_seconds:.1f}s, re-embed {r.reembed_seconds:.1f}s + sections "
+        f"{r.section_seconds:.1f}s, total {r.total_seconds:.1f}s"
     )

@@ -109,6 +109,8 @@ def test_tune_gives_the_collection_its_own_model_and_a_restart_keeps_it(tmp_path
     assert 1 <= report.steps <= 2 and 1 <= report.epochs <= 2  # 58 train pairs: 1 step per epoch
     assert 0.0 <= report.held_out_accuracy_before <= report.held_out_accuracy_after <= 1.0
     assert report.chunks == infos["default"].chunk_count
+    assert report.section_seconds > 0.0
+    assert report.section_vectors == _section_rows(_collection(data, "default"))
     assert infos["default"].tuned_model == report.model_id and infos["other"].tuned_model == ""
     model_dir = _collection(data, "default") / MODELS_DIR / report.model_id
     assert (model_dir / "modules.json").is_file()  # a plain sentence-transformers directory
@@ -156,6 +158,16 @@ def _assert_stored_vectors_come_from(model_dir: Path, collection_dir: Path) -> N
     texts = [embedding_text(chunks[int(i)].section_path, chunks[int(i)].text) for i in row_ids]
     fresh = model.embed_documents(texts)
     assert np.min(np.sum(fresh * stored, axis=1)) > 0.999
+
+
+def _section_rows(collection_dir: Path) -> int:
+    """Section vectors stored (the demo corpus keeps them: one per section)."""
+    with SqliteStore.open(collection_dir / "store.sqlite3") as store:
+        ids = [int(i) for batch, _ in store.iter_live_vectors() for i in batch]
+        found, _ = store.get_section_vectors(ids)
+        assert found.tolist() == sorted(ids)
+        chunks = store.get_chunks(ids)
+    return len({(c.document_id, c.section_path) for c in chunks.values()})
 
 
 def test_bad_tune_requests_get_precise_statuses(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
-"""A process killed at the tune's swap point (tuned model and new dense index written, store not
-yet committed) loses nothing: reopening serves the old model's vectors and index, and removes what
-the tune left on disk."""
+"""A process killed at the tune's swap point (tuned model, new dense index and re-embedded section
+vectors computed, store not yet committed) loses nothing: reopening serves the old model's chunk
+and section vectors and index, and removes what the tune left on disk."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from core.catalog.collection import DENSE_DIR, MODELS_DIR, Collection
@@ -35,6 +36,13 @@ def _indexed(directory: Path, embedder: SentenceTransformerEmbedder) -> None:
     collection.close()
 
 
+def _section_vectors(collection: Collection) -> tuple[list[int], np.ndarray]:
+    ids = [int(i) for batch, _ in collection.store.iter_live_vectors() for i in batch]
+    found, vectors = collection.store.get_section_vectors(ids)
+    assert found.tolist() == sorted(ids)  # every chunk has its section's vector
+    return found.tolist(), vectors
+
+
 def _search(collection: Collection, embedder: SentenceTransformerEmbedder) -> list[int]:
     query = embedder.embed_queries(["How do I run a Python program under Windows?"])
     _, ids = collection.dense_search(query, 5)
@@ -49,6 +57,7 @@ def test_a_crash_at_the_swap_point_keeps_the_old_model(
     before = Collection.open(directory.name, directory, None)
     found_before = _search(before, embedder)
     sequence, incarnation = before.store.sequence(), before.incarnation
+    sections_before = _section_vectors(before)
     before.close()
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "clients/python")])}
@@ -66,7 +75,7 @@ def test_a_crash_at_the_swap_point_keeps_the_old_model(
 
     after = Collection.open(directory.name, directory, None)
     try:
-        assert after.config.tuned_model == ""
+        assert after.config.tuned_model == "" and after.config.section_vectors
         assert (after.store.sequence(), after.incarnation) == (sequence, incarnation)
         assert list((directory / MODELS_DIR).iterdir()) == []  # leftovers removed on open
         assert sorted(p.name for p in directory.iterdir() if p.name.startswith("dense")) == [
@@ -74,6 +83,8 @@ def test_a_crash_at_the_swap_point_keeps_the_old_model(
         ]
         ModelCheck(embedder).require(after)  # the stored vectors are still the server model's
         assert _search(after, embedder) == found_before
+        ids, sections = _section_vectors(after)
+        assert ids == sections_before[0] and np.array_equal(sections, sections_before[1])
         assert after.open_report is not None and not after.open_report.rebuilt
     finally:
         after.close()

@@ -395,7 +395,7 @@ class TuneCollectionRequest(_message.Message):
     def __init__(self, collection: _Optional[str] = ..., max_steps: _Optional[int] = ..., max_epochs: _Optional[int] = ..., max_pairs: _Optional[int] = ..., max_seconds: _Optional[float] = ...) -> None: ...
 
 class TuneCollectionResponse(_message.Message):
-    __slots__ = ("model_id", "pairs", "train_pairs", "held_out_pairs", "epochs", "steps", "held_out_accuracy_before", "held_out_accuracy_after", "stopped_because", "chunks", "train_seconds", "reembed_seconds", "total_seconds")
+    __slots__ = ("model_id", "pairs", "train_pairs", "held_out_pairs", "epochs", "steps", "held_out_accuracy_before", "held_out_accuracy_after", "stopped_because", "chunks", "train_seconds", "reembed_seconds", "total_seconds", "section_vectors", "section_seconds")
     MODEL_ID_FIELD_NUMBER: _ClassVar[int]
     PAIRS_FIELD_NUMBER: _ClassVar[int]
     TRAIN_PAIRS_FIELD_NUMBER: _ClassVar[int]
@@ -409,6 +409,8 @@ class TuneCollectionResponse(_message.Message):
     TRAIN_SECONDS_FIELD_NUMBER: _ClassVar[int]
     REEMBED_SECONDS_FIELD_NUMBER: _ClassVar[int]
     TOTAL_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    SECTION_VECTORS_FIELD_NUMBER: _ClassVar[int]
+    SECTION_SECONDS_FIELD_NUMBER: _ClassVar[int]
     model_id: str
     pairs: int
     train_pairs: int
@@ -422,4 +424,6 @@ class TuneCollectionResponse(_message.Message):
     train_seconds: float
     reembed_seconds: float
     total_seconds: float
-    def __init__(self, model_id: _Optional[str] = ..., pairs: _Optional[int] = ..., train_pairs: _Optional[int] = ..., held_out_pairs: _Optional[int] = ..., epochs: _Optional[int] = ..., steps: _Optional[int] = ..., held_out_accuracy_before: _Optional[float] = ..., held_out_accuracy_after: _Optional[float] = ..., stopped_because: _Optional[str] = ..., chunks: _Optional[int] = ..., train_seconds: _Optional[float] = ..., reembed_seconds: _Optional[float] = ..., total_seconds: _Optional[float] = ...) -> None: ...
+    section_vectors: int
+    section_seconds: float
+    def __init__(self, model_id: _Optional[str] = ..., pairs: _Optional[int] = ..., train_pairs: _Optional[int] = ..., held_out_pairs: _Optional[int] = ..., epochs: _Optional[int] = ..., steps: _Optional[int] = ..., held_out_accuracy_before: _Optional[float] = ..., held_out_accuracy_after: _Optional[float] = ..., stopped_because: _Optional[str] = ..., chunks: _Optional[int] = ..., train_seconds: _Optional[float] = ..., reembed_seconds: _Optional[float] = ..., total_seconds: _Optional[float] = ..., section_vectors: _Optional[int] = ..., section_seconds: _Optional[float] = ...) -> None: ...

@@ -2409,12 +2409,17 @@ type TuneCollectionResponse struct {
 	Chunks uint64 `protobuf:"varint,10,opt,name=chunks,proto3" json:"chunks,omitempty"`
 	// Seconds spent training.
 	TrainSeconds float64 `protobuf:"fixed64,11,opt,name=train_seconds,json=trainSeconds,proto3" json:"train_seconds,omitempty"`
-	// Seconds spent re-embedding and building the new dense index.
+	// Seconds spent re-embedding the chunks and building the new dense index.
 	ReembedSeconds float64 `protobuf:"fixed64,12,opt,name=reembed_seconds,json=reembedSeconds,proto3" json:"reembed_seconds,omitempty"`
 	// Seconds from start to swap, in total.
-	TotalSeconds  float64 `protobuf:"fixed64,13,opt,name=total_seconds,json=totalSeconds,proto3" json:"total_seconds,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	TotalSeconds float64 `protobuf:"fixed64,13,opt,name=total_seconds,json=totalSeconds,proto3" json:"total_seconds,omitempty"`
+	// Section vectors re-embedded with the tuned model (one per section of each live document; 0
+	// when the collection keeps none).
+	SectionVectors uint64 `protobuf:"varint,14,opt,name=section_vectors,json=sectionVectors,proto3" json:"section_vectors,omitempty"`
+	// Seconds spent re-embedding the section vectors (not part of reembed_seconds).
+	SectionSeconds float64 `protobuf:"fixed64,15,opt,name=section_seconds,json=sectionSeconds,proto3" json:"section_seconds,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *TuneCollectionResponse) Reset() {
@@ -2534,6 +2539,20 @@ func (x *TuneCollectionResponse) GetReembedSeconds() float64 {
 func (x *TuneCollectionResponse) GetTotalSeconds() float64 {
 	if x != nil {
 		return x.TotalSeconds
+	}
+	return 0
+}
+
+func (x *TuneCollectionResponse) GetSectionVectors() uint64 {
+	if x != nil {
+		return x.SectionVectors
+	}
+	return 0
+}
+
+func (x *TuneCollectionResponse) GetSectionSeconds() float64 {
+	if x != nil {
+		return x.SectionSeconds
 	}
 	return 0
 }
@@ -2757,7 +2776,7 @@ const file_groundwire_v1_index_service_proto_rawDesc = "" +
 	"\v_max_epochsB\f\n" +
 	"\n" +
 	"_max_pairsB\x0e\n" +
-	"\f_max_seconds\"\xe2\x03\n" +
+	"\f_max_seconds\"\xb4\x04\n" +
 	"\x16TuneCollectionResponse\x12\x19\n" +
 	"\bmodel_id\x18\x01 \x01(\tR\amodelId\x12\x14\n" +
 	"\x05pairs\x18\x02 \x01(\rR\x05pairs\x12\x1f\n" +
@@ -2773,7 +2792,9 @@ const file_groundwire_v1_index_service_proto_rawDesc = "" +
 	" \x01(\x04R\x06chunks\x12#\n" +
 	"\rtrain_seconds\x18\v \x01(\x01R\ftrainSeconds\x12'\n" +
 	"\x0freembed_seconds\x18\f \x01(\x01R\x0ereembedSeconds\x12#\n" +
-	"\rtotal_seconds\x18\r \x01(\x01R\ftotalSeconds*\x87\x01\n" +
+	"\rtotal_seconds\x18\r \x01(\x01R\ftotalSeconds\x12'\n" +
+	"\x0fsection_vectors\x18\x0e \x01(\x04R\x0esectionVectors\x12'\n" +
+	"\x0fsection_seconds\x18\x0f \x01(\x01R\x0esectionSeconds*\x87\x01\n" +
 	"\x0eDenseIndexKind\x12 \n" +
 	"\x1cDENSE_INDEX_KIND_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15DENSE_INDEX_KIND_FLAT\x10\x01\x12\x19\n" +

@@ -609,10 +609,17 @@ export interface TuneCollectionResponse {
   chunks: number;
   /** Seconds spent training. */
   trainSeconds: number;
-  /** Seconds spent re-embedding and building the new dense index. */
+  /** Seconds spent re-embedding the chunks and building the new dense index. */
   reembedSeconds: number;
   /** Seconds from start to swap, in total. */
   totalSeconds: number;
+  /**
+   * Section vectors re-embedded with the tuned model (one per section of each live document; 0
+   * when the collection keeps none).
+   */
+  sectionVectors: number;
+  /** Seconds spent re-embedding the section vectors (not part of reembed_seconds). */
+  sectionSeconds: number;
 }
 
 function createBaseDenseIndexConfig(): DenseIndexConfig {
@@ -4493,6 +4500,8 @@ function createBaseTuneCollectionResponse(): TuneCollectionResponse {
     trainSeconds: 0,
     reembedSeconds: 0,
     totalSeconds: 0,
+    sectionVectors: 0,
+    sectionSeconds: 0,
   };
 }
 
@@ -4536,6 +4545,12 @@ export const TuneCollectionResponse: MessageFns<TuneCollectionResponse> = {
     }
     if (message.totalSeconds !== 0) {
       writer.uint32(105).double(message.totalSeconds);
+    }
+    if (message.sectionVectors !== 0) {
+      writer.uint32(112).uint64(message.sectionVectors);
+    }
+    if (message.sectionSeconds !== 0) {
+      writer.uint32(121).double(message.sectionSeconds);
     }
     return writer;
   },
@@ -4657,6 +4672,22 @@ export const TuneCollectionResponse: MessageFns<TuneCollectionResponse> = {
             message.totalSeconds = reader.double();
             continue;
           }
+          case 14: {
+            if (tag !== 112) {
+              break;
+            }
+
+            message.sectionVectors = longToNumber(reader.uint64());
+            continue;
+          }
+          case 15: {
+            if (tag !== 121) {
+              break;
+            }
+
+            message.sectionSeconds = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4720,6 +4751,16 @@ export const TuneCollectionResponse: MessageFns<TuneCollectionResponse> = {
         : isSet(object.total_seconds)
         ? globalThis.Number(object.total_seconds)
         : 0,
+      sectionVectors: isSet(object.sectionVectors)
+        ? globalThis.Number(object.sectionVectors)
+        : isSet(object.section_vectors)
+        ? globalThis.Number(object.section_vectors)
+        : 0,
+      sectionSeconds: isSet(object.sectionSeconds)
+        ? globalThis.Number(object.sectionSeconds)
+        : isSet(object.section_seconds)
+        ? globalThis.Number(object.section_seconds)
+        : 0,
     };
   },
 
@@ -4764,6 +4805,12 @@ export const TuneCollectionResponse: MessageFns<TuneCollectionResponse> = {
     if (message.totalSeconds !== 0) {
       obj.totalSeconds = floatToJson(message.totalSeconds);
     }
+    if (message.sectionVectors !== 0) {
+      obj.sectionVectors = Math.round(message.sectionVectors);
+    }
+    if (message.sectionSeconds !== 0) {
+      obj.sectionSeconds = floatToJson(message.sectionSeconds);
+    }
     return obj;
   },
 
@@ -4785,6 +4832,8 @@ export const TuneCollectionResponse: MessageFns<TuneCollectionResponse> = {
     message.trainSeconds = object.trainSeconds ?? 0;
     message.reembedSeconds = object.reembedSeconds ?? 0;
     message.totalSeconds = object.totalSeconds ?? 0;
+    message.sectionVectors = object.sectionVectors ?? 0;
+    message.sectionSeconds = object.sectionSeconds ?? 0;
     return message;
   },
 };
