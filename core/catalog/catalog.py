@@ -167,6 +167,7 @@ class CollectionCatalog:
                 f"collection {name!r} does not exist; create it with CreateCollection "
                 "or list collections with ListCollections"
             )
+        collection.catch_up()  # a collection another process writes applies its writes first
         return collection
 
     def _forget(self, tenant: str, name: str, collection: Collection) -> None:

@@ -355,6 +355,10 @@ class Collection:
             else:
                 self._persist_dense_if_due(sequence)
 
+    def catch_up(self) -> None:
+        """Apply what another process wrote since the last call: nothing here, this process
+        writes the collection (core.catalog.following_collection follows one)."""
+
     def version(self) -> CollectionVersion:
         """The contents now: incarnation, store sequence and memories (read before a retrieval,
         it names what the result was computed from)."""
