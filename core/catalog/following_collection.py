@@ -127,9 +127,10 @@ class FollowingCollection(Collection):
                 with self._dense_lock:
                     index_build.replay_dense(self._dense, self.store, net)
                     self._dense_sequence = sequence
-        if self._lexical.sequence() < sequence:
+        lexical = self._lexical
+        if lexical.sequence() < sequence and isinstance(lexical, TantivyIndex):
             try:
-                self._lexical.refresh()
+                lexical.refresh()
             except (ValueError, OSError):  # its directory was swapped (compaction): reopen
                 logger.info("reopening the lexical index of %s", self.name, exc_info=True)
                 self._lexical = TantivyIndex.open_read_only(self.directory / LEXICAL_DIR)
@@ -192,4 +193,3 @@ def _existing_memories(path: Path) -> Callable[[bool], Memories | None]:
         return MemoryStore.open(path)
 
     return open_memories
-
