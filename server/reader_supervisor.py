@@ -14,6 +14,7 @@ import asyncio
 import collections
 import logging
 import multiprocessing
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -60,6 +61,12 @@ class ReaderSupervisor:
     def pids(self) -> dict[int, int]:
         """Reader number -> process id, of the readers running now."""
         return {n: r.process.pid for n, r in self._readers.items() if r.process.pid is not None}
+
+    def send_signal(self, sig: int) -> None:
+        """Send `sig` to every running reader (SIGHUP: reload the keys file)."""
+        for reader in self._readers.values():
+            if reader.process.pid is not None and reader.process.is_alive():
+                os.kill(reader.process.pid, sig)
 
     async def start(self) -> None:
         """Start every reader and wait until all serve; ReaderStartError (after stopping the

@@ -68,11 +68,14 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--suffix", default="", help="appended to the results' file names (--suffix=-run3)"
     )
+    parser.add_argument(
+        "--name", default="ghz_runtimes", help="results' file name (results/<name>.{md,json})"
+    )
     return parser.parse_args()
 
 
-def main() -> None:
-    args = parse_args()
+def main(args: argparse.Namespace | None = None) -> None:
+    args = args or parse_args()
     variants = [parse_variant(v) for v in args.variants.split(",")]
     concurrency = [int(c) for c in args.concurrency.split(",")]
     workloads = [w for w in WORKLOADS if w.name in args.workloads.split(",")]
@@ -80,7 +83,7 @@ def main() -> None:
     tools = GhzTools(
         ghz=ensure_ghz(args.data_dir),
         html_report=ensure_html_report(args.data_dir),
-        reports=args.data_dir / f"ghz-runtimes{suffix}",  # per-run reports: not committed
+        reports=args.data_dir / f"{args.name}{suffix}",  # per-run reports: not committed
     )
     if tools.reports.exists():
         shutil.rmtree(tools.reports)
@@ -156,9 +159,9 @@ def main() -> None:
         "uptime_after": uptime(),
         "rows": rows,
     }
-    (RESULTS / f"ghz_runtimes{suffix}.json").write_text(json.dumps(record, indent=2) + "\n")
+    (RESULTS / f"{args.name}{suffix}.json").write_text(json.dumps(record, indent=2) + "\n")
     text = markdown(record, [v.label for v in variants], concurrency, [w.name for w in workloads])
-    (RESULTS / f"ghz_runtimes{suffix}.md").write_text(text)
+    (RESULTS / f"{args.name}{suffix}.md").write_text(text)
     print(text)
 
 
@@ -168,7 +171,7 @@ def markdown(
     """Median over rounds per cell, every round's RPS beside it."""
     machine = record["machine"]
     lines = [
-        "# ghz: one server per model runtime, interleaved",
+        "# ghz: one server per variant, interleaved",
         "",
         f"{machine['date']}, commit {machine['commit']}, {machine['cores']} cores, "
         f"{record['ghz']}. Corpus: python-faq, {record['corpus']['documents']} documents, "

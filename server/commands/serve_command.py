@@ -55,6 +55,7 @@ async def _serve_processes(settings: Settings, processes: int) -> None:
         server, _ = create_server(settings, role)
         await server.start()
         stop = _stop_on_signals(server)
+        asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, _reload_keys, server, readers)
         await server.wait_until_ready()
         try:
             await readers.start()
@@ -96,6 +97,11 @@ def _stop_on_signals(server: GroundwireServer) -> asyncio.Event:
         loop.add_signal_handler(sig, stop.set)
     loop.add_signal_handler(signal.SIGHUP, server.reload_keys)
     return stop
+
+
+def _reload_keys(server: GroundwireServer, readers: ReaderSupervisor) -> None:
+    server.reload_keys()
+    readers.send_signal(signal.SIGHUP)
 
 
 def _log_listening(settings: Settings, port: int, processes: int) -> None:
