@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import dataclasses
 import logging
 import multiprocessing
 import os
@@ -49,7 +50,9 @@ class ReaderSupervisor:
     primary listening on `socket`."""
 
     def __init__(self, settings: Settings, socket: str, count: int) -> None:
-        self._settings = settings
+        # metrics.port belongs to the primary; each reader's endpoint takes a free port (logged)
+        metrics = dataclasses.replace(settings.metrics, port=0)
+        self._settings = settings.replace(metrics=metrics)
         self._socket = socket
         self._count = count
         self._context = multiprocessing.get_context("spawn")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -61,13 +62,16 @@ class FollowingCollection(Collection):
         it holds no finished collection (missing, or its creation is still in progress)."""
         path = directory / STORE_FILE
         identity = _identity(path)
-        store = SqliteStore.open_existing(path)
+        try:
+            store = SqliteStore.open_existing(path)
+        except sqlite3.DatabaseError as exc:  # removed while opening (a drop)
+            raise FileNotFoundError(f"{path} cannot be opened: {exc}") from None
         try:
             raw = store.get_meta(CONFIG_KEY)
             if raw is None or store.get_meta(INCARNATION_KEY) is None:
                 raise FileNotFoundError(f"{directory} holds no collection yet")
             config = CollectionConfig.from_json(raw)
-            lexical = TantivyIndex.open_read_only(directory / LEXICAL_DIR)
+            lexical = TantivyIndex.open_read_only(directory / LEXICAL_DIR)  # none yet: not found
             dense, dense_report = replay.load_dense(
                 directory / dense_dir_name(config),
                 store,
