@@ -153,7 +153,9 @@ def create_server(
     )
     keys = key_source(settings)
     authenticator = Authenticator(keys)
-    forwarder = WriteForwarder(role.primary_socket, READER_RPCS, limit) if role.is_reader else None
+    forwarder = None
+    if role.is_reader:  # forwards what it does not serve to the primary's private socket
+        forwarder = WriteForwarder(f"unix:{role.primary_socket}", READER_RPCS, limit)
     grpc_server.add_generic_rpc_handlers(
         tuple(
             service_handler(

@@ -34,10 +34,11 @@ def forwarded_metadata(metadata: Iterable[tuple[str, Any]] | None) -> Metadata:
 
 
 class WriteForwarder:
-    """Handlers that forward RPCs to the primary at `unix:<socket>`, except those in `served`."""
+    """Handlers that forward RPCs to the primary at `target` (`unix:<socket path>`), except
+    those named in `served`."""
 
-    def __init__(self, socket: str, served: frozenset[str], max_message_bytes: int) -> None:
-        self._target = f"unix:{socket}"
+    def __init__(self, target: str, served: frozenset[str], max_message_bytes: int) -> None:
+        self._target = target
         self._served = served
         self._options = [
             ("grpc.max_receive_message_length", max_message_bytes),
