@@ -32,6 +32,7 @@ from tests.serve_subprocess import ServeSubprocess
 CHANNELS = 12
 READY = re.compile(r"reader process 1 ready \(pid (\d+)\)")
 COLLECTION = "notes"
+MEMORY = common.SOURCE_TYPE_MEMORY
 
 
 @dataclasses.dataclass
@@ -192,6 +193,48 @@ def test_drop_and_recreate_are_seen_by_every_process(cluster: Cluster) -> None:
     _upsert(cluster, cluster.clients[5], "outro", "Retrieval over gRPC, second edition.")
     for client in cluster.clients:
         assert _documents(cluster, client, "retrieval over gRPC") == ["outro"]
+
+
+def test_memories_added_through_any_process_are_fused_by_every_process(cluster: Cluster) -> None:
+    reader = cluster.auth("acme", "reader")
+    request = rs.RetrieveRequest(
+        query="which port does the server use", collection=COLLECTION, use_memory=True
+    )
+
+    def memory_hits(client: Client) -> list[str]:
+        reply = client.retrieval.Retrieve(request, metadata=reader)
+        return [h.chunk.chunk_id for h in reply.hits if h.chunk.source_type == MEMORY]
+
+    for client in cluster.clients:  # warm every cache without memories
+        assert memory_hits(client) == []
+    added = cluster.clients[6].index.AddMemories(
+        ix.AddMemoriesRequest(
+            collection=COLLECTION,
+            memories=[ix.Memory(text="The user runs the server on port 7000.", importance=0.9)],
+        ),
+        metadata=cluster.auth("acme", "writer"),
+    )
+    assert list(added.memory_ids) == ["memory-1"]
+    for client in cluster.clients:
+        assert memory_hits(client) == ["memory-1"]
+        stats = client.index.Stats(ix.StatsRequest(collection=COLLECTION), metadata=reader)
+        assert stats.memories == 1
+
+
+def test_a_restore_is_served_by_every_process(cluster: Cluster) -> None:
+    admin = cluster.auth()
+    taken = cluster.clients[7].index.SnapshotCollection(
+        ix.SnapshotCollectionRequest(collection=COLLECTION), metadata=admin
+    )
+    _upsert(cluster, cluster.clients[8], "later", "The albatross arrived after the snapshot.")
+    for client in cluster.clients:
+        assert _documents(cluster, client, "albatross")[0] == "later"
+    cluster.clients[9].index.RestoreCollection(
+        ix.RestoreCollectionRequest(collection=COLLECTION, snapshot_id=taken.snapshot.snapshot_id),
+        metadata=admin,
+    )
+    for client in cluster.clients:
+        assert "later" not in _documents(cluster, client, "albatross")
 
 
 def test_keys_roles_and_tenants_hold_in_every_process(cluster: Cluster) -> None:
