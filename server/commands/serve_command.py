@@ -45,7 +45,10 @@ async def serve(settings: Settings) -> None:
 
 async def _serve_processes(settings: Settings, processes: int) -> None:
     """The primary of `processes` processes: bind the shared port, load, start the readers."""
-    port = reserve_shared_port(settings.server.host, settings.server.port)
+    try:
+        port = reserve_shared_port(settings.server.host, settings.server.port)
+    except OSError as exc:
+        raise SystemExit(f"error: {exc}") from None
     settings = settings.replace(server=dataclasses.replace(settings.server, port=port))
     sockets = Path(tempfile.mkdtemp(prefix="groundwire-"))  # mode 0700: this user only
     role = ProcessRole(ProcessKind.PRIMARY, str(sockets / PRIMARY_SOCKET))
@@ -56,7 +59,11 @@ async def _serve_processes(settings: Settings, processes: int) -> None:
         await server.start()
         stop = _stop_on_signals(server)
         asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, _reload_keys, server, readers)
-        await server.wait_until_ready()
+        try:
+            await server.wait_until_ready()
+        except RuntimeError as exc:  # logged; readers need a loaded primary
+            await server.stop(grace=0)
+            raise SystemExit(f"error: {exc}") from None
         try:
             await readers.start()
         except ReaderStartError as exc:

@@ -13,6 +13,9 @@ import dataclasses
 import os
 import re
 import signal
+import socket
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -27,7 +30,7 @@ from groundwire.v1 import index_service_pb2_grpc as ix_grpc
 from groundwire.v1 import retrieval_service_pb2 as rs
 from groundwire.v1 import retrieval_service_pb2_grpc as rs_grpc
 from server.api_keys import hash_key, new_key
-from tests.serve_subprocess import ServeSubprocess
+from tests.serve_subprocess import SERVER_ENV, ServeSubprocess
 
 CHANNELS = 12
 READY = re.compile(r"reader process 1 ready \(pid (\d+)\)")
@@ -302,3 +305,22 @@ def test_bad_process_counts_are_refused(tmp_path: Path) -> None:
         ServeSubprocess.start(
             tmp_path / "data", tmp_path / "log", env={"GROUNDWIRE_SERVER__PROCESSES": "65"}
         )
+
+
+def test_a_port_in_use_is_refused_naming_the_setting(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "-m", "server", "serve", "--port", str(port), "--processes", "2"]
+            + ["--data-dir", str(tmp_path / "data")],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, **SERVER_ENV},
+        )
+    assert result.returncode == 1
+    assert result.stderr.strip().endswith(
+        f"error: could not bind 127.0.0.1:{port} (Address already in use); pick another server.port"
+    )
