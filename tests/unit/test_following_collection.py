@@ -1,16 +1,19 @@
 """A read-only `FollowingCollection` follows the writes of the `Collection` that owns the files:
 upserts, deletes (never served again, not even from the store's chunk cache), a lexical commit
-lagging the store, drop and re-create (FollowerBackend.is_current)."""
+lagging the store, drop and re-create (FollowerBackend.is_current). The writer's own version
+never names a write whose indexes are not committed yet."""
 
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from core.catalog.follower_backend import FollowerBackend
 from core.catalog.following_collection import FollowingCollection
+from core.catalog.version import CollectionVersion
 from core.errors import FailedPrecondition
 from tests.unit.collection_support import MARKER, open_collection, prepared, vectors_for
 
@@ -114,3 +117,27 @@ def test_missing_collection_is_not_found(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         _follower(tmp_path / "absent")
     assert not (tmp_path / "absent").exists()
+
+
+def test_the_writer_names_the_sequence_before_a_write_until_its_indexes_hold_it(
+    tmp_path: Path,
+) -> None:
+    writer = open_collection(tmp_path / "c")
+    writer.commit([prepared("a")])
+    before = writer.version()
+    seen: list[tuple[int, CollectionVersion]] = []
+    mirror = writer._mirror
+
+    def mirror_and_look(*args: object) -> None:  # runs after the store commit, before indexes
+        seen.append((writer.store.sequence(), writer.version()))
+        mirror(*args)  # type: ignore[arg-type]
+
+    writer._mirror = mirror_and_look  # type: ignore[method-assign]
+    try:
+        writer.commit([prepared("b")])
+        assert seen == [(before.sequence + 1, before)]
+        assert writer.version().sequence == before.sequence + 1
+        writer.delete_documents(["a"])
+        assert seen[-1] == (before.sequence + 2, replace(before, sequence=before.sequence + 1))
+    finally:
+        writer.close()
