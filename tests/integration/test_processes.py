@@ -324,3 +324,19 @@ def test_a_port_in_use_is_refused_naming_the_setting(tmp_path: Path) -> None:
     assert result.stderr.strip().endswith(
         f"error: could not bind 127.0.0.1:{port} (Address already in use); pick another server.port"
     )
+
+
+def test_readers_exit_with_a_killed_primary(tmp_path: Path) -> None:
+    server = ServeSubprocess.start(
+        tmp_path / "data", tmp_path / "server.log", env={"GROUNDWIRE_SERVER__PROCESSES": "2"}
+    )
+    reader = int(READY.findall(server.log_text())[-1])
+    server.kill_9()
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            os.kill(reader, 0)
+        except ProcessLookupError:
+            break  # gone: it saw its link to the primary close
+        assert time.monotonic() < deadline, server.log_text()
+        time.sleep(0.1)
