@@ -8,6 +8,12 @@ primary's status code, message and trailing metadata (rich error details) end th
 The reader admits the call first with the same key ring and role check the primary applies
 (so a refusal never depends on the primary), and the primary checks it again as it does any
 other call. A cancelled caller cancels the forwarded call.
+
+A known limit of grpc's client: when the primary ends a client-streaming call (UpsertDocuments)
+with an error while this process is still writing the caller's later messages to it, grpc may
+report INTERNAL ("Internal error from Core") instead of the primary's status. Refusals of the
+key or role happen here first, so only errors found after the first message (an unknown
+collection) can meet it, and the write itself is refused either way.
 """
 
 from __future__ import annotations

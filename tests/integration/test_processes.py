@@ -158,6 +158,20 @@ def test_an_upsert_through_any_process_is_served_by_every_process_at_once(
             assert _documents(cluster, client, word)[0] == f"fish-{number}"
 
 
+def test_answers_stream_from_every_process(cluster: Cluster) -> None:
+    request = rs.AnswerRequest(
+        retrieve=rs.RetrieveRequest(query="What does zebrafish0 do?", collection=COLLECTION)
+    )
+    for client in cluster.clients:
+        events = list(
+            client.retrieval.Answer(request, metadata=cluster.auth("acme", "reader"), timeout=120)
+        )
+        kinds = [event.WhichOneof("event") for event in events]
+        assert kinds[0] == "started" and kinds[-1] == "summary"
+        hits = events[0].started.retrieval.hits
+        assert hits[0].chunk.document_id == "fish-0"
+
+
 def test_a_deleted_document_is_never_served_again(cluster: Cluster) -> None:
     _upsert(cluster, cluster.clients[1], "secret", "The marmalade recipe is classified.")
     for client in cluster.clients:  # warm every process's caches with it
