@@ -34,6 +34,7 @@ from benchmarks.ghz.ghz_tool import GHZ_VERSION, ensure_ghz, ensure_html_report
 from benchmarks.ghz.machine import machine_record, uptime
 from benchmarks.ghz.request_files import WORKLOADS, load_questions, requests_for, write_data_file
 from benchmarks.ghz.run import RESULTS, SERVER_ENV
+from benchmarks.ghz.tree_memory import tree_rss_mib
 from tests.serve_subprocess import ServeSubprocess
 
 
@@ -94,6 +95,7 @@ def main(args: argparse.Namespace | None = None) -> None:
     onnx_cache = args.data_dir / "models"
     started_uptime = uptime()
     servers: dict[str, ServeSubprocess] = {}
+    memory: dict[str, list[float]] = {}  # VmRSS MiB of each server's processes, at the end
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="gw-ghz-rt-") as tmp:
         try:
@@ -145,7 +147,8 @@ def main(args: argparse.Namespace | None = None) -> None:
                                 file=sys.stderr,
                             )
         finally:
-            for server in servers.values():
+            for label, server in servers.items():
+                memory[label] = tree_rss_mib(server.process.pid)
                 server.stop()
     record = {
         "ghz": f"github.com/bojand/ghz {GHZ_VERSION}",
@@ -158,6 +161,7 @@ def main(args: argparse.Namespace | None = None) -> None:
         "uptime_before": started_uptime,
         "uptime_after": uptime(),
         "rows": rows,
+        "rss_mib": memory,
     }
     (RESULTS / f"{args.name}{suffix}.json").write_text(json.dumps(record, indent=2) + "\n")
     text = markdown(record, [v.label for v in variants], concurrency, [w.name for w in workloads])
@@ -182,6 +186,8 @@ def markdown(
         f"- load before: `{record['uptime_before']}`",
         f"- load after: `{record['uptime_after']}`",
         f"- variants: {json.dumps(record['variants'])}",
+        "- resident memory at the end (MiB, each process of the server; the resource tracker of "
+        f"multiprocessing is the small one): {json.dumps(record.get('rss_mib', {}))}",
         "",
         "| workload | c | variant | RPS (median; rounds) | p50 ms | p99 ms | server cores busy "
         "| load 1 min |",
