@@ -256,6 +256,23 @@ def test_a_restore_is_served_by_every_process(cluster: Cluster) -> None:
         assert "later" not in _documents(cluster, client, "albatross")
 
 
+def test_a_compaction_is_followed_by_every_process(cluster: Cluster) -> None:
+    _upsert(cluster, cluster.clients[10], "draft", "The pelican draft is obsolete.")
+    for client in cluster.clients:
+        assert "draft" in _documents(cluster, client, "pelican draft")
+    cluster.clients[11].index.DeleteDocuments(
+        ix.DeleteDocumentsRequest(collection=COLLECTION, document_ids=["draft"]),
+        metadata=cluster.auth("acme", "writer"),
+    )
+    cluster.clients[0].index.CompactCollection(
+        ix.CompactCollectionRequest(collection=COLLECTION), metadata=cluster.auth()
+    )
+    _upsert(cluster, cluster.clients[1], "final", "The pelican final version ships.")
+    for client in cluster.clients:
+        found = _documents(cluster, client, "pelican draft final")
+        assert found[0] == "final" and "draft" not in found
+
+
 def test_keys_roles_and_tenants_hold_in_every_process(cluster: Cluster) -> None:
     reader = cluster.auth("acme", "reader")
     for client in cluster.clients:
