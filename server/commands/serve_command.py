@@ -14,7 +14,9 @@ import logging
 import shutil
 import signal
 import tempfile
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import Any
 
 from server.app import GroundwireServer, create_server
 from server.process_count import resolved_processes
@@ -59,17 +61,17 @@ async def _serve_processes(settings: Settings, processes: int) -> None:
         await server.start()
         stop = _stop_on_signals(server)
         asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, _reload_keys, server, readers)
-        try:
-            await server.wait_until_ready()
-        except RuntimeError as exc:  # logged; readers need a loaded primary
+        try:  # a signal meanwhile stops start-up at once
+            started = await _unless_stopped(server.wait_until_ready(), stop) and (
+                await _unless_stopped(readers.start(), stop)
+            )
+        except (RuntimeError, ReaderStartError) as exc:  # logged; the server cannot serve
             await server.stop(grace=0)
             raise SystemExit(f"error: {exc}") from None
-        try:
-            await readers.start()
-        except ReaderStartError as exc:
-            failure = str(exc)
+        if not started:
+            logger.info("signal received while starting: shutting down")
             await server.stop(grace=0)
-            raise SystemExit(f"error: {failure}") from None
+            return
         _log_listening(settings, port, processes)
 
         def give_up(reason: str) -> None:
@@ -95,6 +97,20 @@ async def _serve_processes(settings: Settings, processes: int) -> None:
         shutil.rmtree(sockets, ignore_errors=True)
     if failure:
         raise SystemExit(f"error: {failure}")
+
+
+async def _unless_stopped(step: Coroutine[Any, Any, None], stop: asyncio.Event) -> bool:
+    """Run `step` unless `stop` is set first (then cancel it); True when it finished."""
+    task = asyncio.ensure_future(step)
+    stopped = asyncio.ensure_future(stop.wait())
+    await asyncio.wait({task, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    stopped.cancel()
+    if not task.done():
+        task.cancel()
+        await asyncio.wait([task])
+        return False
+    task.result()  # its error, if any
+    return True
 
 
 def _stop_on_signals(server: GroundwireServer) -> asyncio.Event:
