@@ -2,4 +2,5 @@
 
 from server.cli import main
 
-main()
+if __name__ == "__main__":  # reader processes (spawned) import this module as __mp_main__
+    main()

@@ -19,11 +19,13 @@ from server.authentication import Authenticator
 from server.handlers import service_handler
 from server.index_servicer import SERVICE as INDEX_SERVICE
 from server.key_ring_file import KeyRingFile, watch_key_file
+from server.process_role import READER_RPCS, SINGLE, ProcessKind, ProcessRole
 from server.retrieval_servicer import SERVICE as RETRIEVAL_SERVICE
 from server.runtime import Runtime
 from server.servicers import servicers
 from server.settings import Settings
 from server.telemetry.server_telemetry import ServerTelemetry
+from server.write_forwarding import WriteForwarder
 
 logger = logging.getLogger(__name__)
 
@@ -40,8 +42,10 @@ class GroundwireServer:
         health_servicer: health.aio.HealthServicer,
         keys: KeyRingFile | None = None,
         telemetry: ServerTelemetry | None = None,
+        forwarder: WriteForwarder | None = None,
     ) -> None:
         self.grpc_server = grpc_server
+        self.forwarder = forwarder
         self.runtime = runtime
         self.keys = keys
         self._health = health_servicer
@@ -82,6 +86,9 @@ class GroundwireServer:
     async def _load(self) -> None:
         loop = asyncio.get_running_loop()
         try:
+            if self.runtime.ready:  # loaded before the port was bound (a reader process)
+                await self._set_health(health_pb2.HealthCheckResponse.SERVING)
+                return
             await loop.run_in_executor(self.runtime.executor, self.runtime.load, loop)
         except Exception:
             logger.exception("loading failed; the server stays NOT_SERVING")
@@ -101,6 +108,8 @@ class GroundwireServer:
         grace = self.runtime.settings.server.shutdown_grace_s if grace is None else grace
         await self._health.enter_graceful_shutdown()
         await self.grpc_server.stop(grace)
+        if self.forwarder is not None:
+            await self.forwarder.close()
         if self._key_watch is not None:
             self._key_watch.cancel()
             await asyncio.wait([self._key_watch])
@@ -123,24 +132,39 @@ class GroundwireServer:
             await self._health.set(service, status)
 
 
-def create_server(settings: Settings) -> tuple[GroundwireServer, int]:
-    """Build the server bound to settings.server.host:port (port 0 picks a free one)."""
+def create_server(
+    settings: Settings, role: ProcessRole = SINGLE, runtime: Runtime | None = None
+) -> tuple[GroundwireServer, int]:
+    """Build the server bound to settings.server.host:port (port 0 picks a free one).
+
+    `role`: this process's part in a server of several processes (server/process_role.py);
+    `runtime`: one already loaded (a reader loads before it binds the shared port)."""
     limit = settings.server.max_message_bytes
-    runtime = Runtime(settings)
+    runtime = runtime or Runtime(settings, follower=role.is_reader)
     telemetry = ServerTelemetry(settings, runtime)
     grpc_server = grpc.aio.server(
         interceptors=[telemetry.interceptor],
         options=[
             ("grpc.max_receive_message_length", limit),
             ("grpc.max_send_message_length", limit),
-            ("grpc.so_reuseport", 0),
+            # on only when this server's own processes share the port (server/shared_port.py)
+            ("grpc.so_reuseport", 1 if role.shares_port else 0),
         ],
     )
     keys = key_source(settings)
     authenticator = Authenticator(keys)
+    forwarder = None
+    if role.is_reader:  # forwards what it does not serve to the primary's private socket
+        forwarder = WriteForwarder(f"unix:{role.primary_socket}", READER_RPCS, limit)
     grpc_server.add_generic_rpc_handlers(
         tuple(
-            service_handler(service, implementations, authenticator, runtime.require_ready)
+            service_handler(
+                service,
+                implementations,
+                authenticator,
+                runtime.require_ready,
+                delegate=None if forwarder is None else forwarder.handler_for,
+            )
             for service, implementations in servicers(runtime).items()
         )
     )
@@ -161,7 +185,11 @@ def create_server(settings: Settings) -> tuple[GroundwireServer, int]:
         port = grpc_server.add_secure_port(address, credentials)
     if port == 0:
         raise OSError(f"could not bind {address}; pick another server.port")
-    return GroundwireServer(grpc_server, runtime, health_servicer, keys, telemetry), port
+    if role.kind is ProcessKind.PRIMARY:  # where readers forward writes (a 0700 directory)
+        if not grpc_server.add_insecure_port(f"unix:{role.primary_socket}"):
+            raise OSError(f"could not listen on unix:{role.primary_socket}")
+    server = GroundwireServer(grpc_server, runtime, health_servicer, keys, telemetry, forwarder)
+    return server, port
 
 
 def key_source(settings: Settings) -> KeyRingFile | None:

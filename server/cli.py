@@ -14,7 +14,7 @@ from core.errors import InvalidArgument
 from groundwire.retrieve_options import RetrieveOptions
 from server.commands.client_channel import Endpoint
 from server.request_context import configure_logging
-from server.settings import Settings, load_settings
+from server.settings import Settings, load_settings, validate_settings
 
 DEFAULT_TARGET = "127.0.0.1:50051"
 
@@ -57,6 +57,12 @@ def _add_serve(sub: Subparsers) -> None:
     )
     serve.add_argument(
         "--device", help="embedding device: auto | cpu | cuda | cuda:N (default: model.device)"
+    )
+    serve.add_argument(
+        "--processes",
+        type=int,
+        help="server processes sharing the port; one writes, the others serve reads; "
+        "0 = one per available core (default: server.processes, 0)",
     )
 
 
@@ -195,6 +201,8 @@ def _serve_settings(settings: Settings, args: argparse.Namespace) -> Settings:
         server = dataclasses.replace(server, host=args.host)
     if args.port is not None:
         server = dataclasses.replace(server, port=args.port)
+    if args.processes is not None:
+        server = dataclasses.replace(server, processes=args.processes)
     storage = (
         dataclasses.replace(settings.storage, data_dir=args.data_dir)
         if args.data_dir
@@ -203,7 +211,9 @@ def _serve_settings(settings: Settings, args: argparse.Namespace) -> Settings:
     model = (
         dataclasses.replace(settings.model, device=args.device) if args.device else settings.model
     )
-    return settings.replace(server=server, storage=storage, model=model)
+    changed = settings.replace(server=server, storage=storage, model=model)
+    validate_settings(changed)  # e.g. --processes out of range names the setting
+    return changed
 
 
 def _retrieve_options(args: argparse.Namespace) -> RetrieveOptions:
@@ -226,7 +236,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.command == "serve":
         from server.commands.serve_command import serve
 
-        asyncio.run(serve(_serve_settings(settings, args)))
+        try:
+            serving = _serve_settings(settings, args)
+        except InvalidArgument as exc:
+            sys.exit(f"error: invalid settings: {exc}")
+        asyncio.run(serve(serving))
     elif args.command == "index":
         from server.commands.index_command import run_index
 

@@ -88,6 +88,21 @@ class _Guard:
             self.require_loaded()
         principal_var.set(principal)
 
+    async def admit_or_abort(self, context: Context) -> None:
+        """`admit`, ending the RPC with the refusal's status (AbortError) when refused."""
+        token = request_id_var.set(request_id_from(context))
+        try:
+            self.admit(context)
+        except GroundwireError as exc:
+            await _abort_for(exc, context)
+        finally:
+            request_id_var.reset(token)
+
+
+Admission = Callable[[Context], Awaitable[None]]
+Delegate = Callable[[MethodDescriptor, Admission], "grpc.RpcMethodHandler[Any, Any] | None"]
+"""Takes an RPC over, given its admission check (see `service_handler`)."""
+
 
 def _awaited(
     behavior: Callable[[Any, Context], Awaitable[Any]],
@@ -159,9 +174,14 @@ def service_handler(
     servicers: Sequence[object],
     authenticator: Authenticator,
     require_loaded: Callable[[], None],
+    delegate: Delegate | None = None,
 ) -> grpc.GenericRpcHandler:
     """A generic handler serving every RPC of the proto `service` with the `@rpc` methods of
     `servicers`, each guarded by its declared role and readiness.
+
+    `delegate` may take an RPC over instead (a reader process forwarding writes to the primary:
+    server/write_forwarding.py), given the RPC's admission check to run first; RPCs it returns
+    None for are served here.
 
     Raises TypeError when the proto and the implementations disagree (an RPC without an
     implementation, an implementation of no RPC, or the wrong streaming kind), so the server
@@ -177,15 +197,14 @@ def service_handler(
         )
     handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
     for name, method in methods.items():
-        handlers[name] = _method_handler(method, found[name], authenticator, require_loaded)
+        guard = _Guard(authenticator, method.name, found[name].policy, require_loaded)
+        delegated = None if delegate is None else delegate(method, guard.admit_or_abort)
+        handlers[name] = delegated or _method_handler(method, found[name], guard)
     return grpc.method_handlers_generic_handler(service.full_name, handlers)
 
 
 def _method_handler(
-    method: MethodDescriptor,
-    implementation: Implementation,
-    authenticator: Authenticator,
-    require_loaded: Callable[[], None],
+    method: MethodDescriptor, implementation: Implementation, guard: _Guard
 ) -> grpc.RpcMethodHandler[Any, Any]:
     kind = _KINDS.get((method.client_streaming, method.server_streaming))
     if kind is None:
@@ -196,7 +215,6 @@ def _method_handler(
             f"{method.full_name} is {kind_name}: its implementation must "
             f"{'be' if method.server_streaming else 'not be'} an async generator"
         )
-    guard = _Guard(authenticator, method.name, implementation.policy, require_loaded)
     request = message_factory.GetMessageClass(method.input_type)
     response = message_factory.GetMessageClass(method.output_type)
     return make(

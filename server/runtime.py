@@ -15,6 +15,7 @@ from core.cache.retrieval_cache import RetrievalCache
 from core.catalog.catalog import DEFAULT_TENANT, CollectionCatalog
 from core.catalog.collection import Collection
 from core.catalog.collection_config import CollectionConfig
+from core.catalog.follower_backend import FollowerBackend
 from core.catalog.maintenance import CollectionMaintenance
 from core.catalog.model_check import ModelCheck
 from core.dense.faiss_index import DenseIndexSpec
@@ -46,8 +47,11 @@ DEMO_CORPUS = Path(__file__).parent / "demo_corpus"
 class Runtime:
     """Everything a running server needs; `load()` does the slow part, `close()` releases it."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, follower: bool = False) -> None:
+        """`follower`: this process only reads the data directory, which another server
+        process writes (server.processes > 1); collections follow that process's writes."""
         self.settings = settings
+        self.follower = follower
         self.executor = ThreadPoolExecutor(
             settings.server.worker_threads, thread_name_prefix="gw-work"
         )
@@ -58,7 +62,7 @@ class Runtime:
         self.catalog = CollectionCatalog(
             Path(settings.storage.data_dir),
             settings.limits.max_collections_per_tenant,
-            backend=build_storage_backend(settings.storage),
+            backend=FollowerBackend() if follower else build_storage_backend(settings.storage),
         )
         self._ready = threading.Event()
         self._maintenance = CollectionMaintenance(self.catalog)
@@ -87,6 +91,8 @@ class Runtime:
 
         `loop` is the server's event loop, on which an LLM reranker runs its generations.
         """
+        if self.ready:
+            return
         choice = select_device(self.settings.model.device)
         logger.info("embedding device: %s (%s)", choice.device, choice.reason)
         self.catalog.device = choice.device  # dense engines follow the model (engine_factory)
@@ -158,9 +164,10 @@ class Runtime:
             lambda: self.pipeline, generator, self.prompts, self.executor, window
         )
         self.catalog.open_all()
-        self._maintenance.clear_leftovers()
-        if self.settings.storage.seed_demo_corpus:
-            self._seed_demo()
+        if not self.follower:  # the writing process clears leftovers and seeds the demo
+            self._maintenance.clear_leftovers()
+            if self.settings.storage.seed_demo_corpus:
+                self._seed_demo()
         self._ready.set()
         logger.info("ready: %d collection(s) loaded", len(self.catalog.all()))
 

@@ -28,6 +28,7 @@ from core.tune.options import TuneOptions
 ENV_PREFIX = "GROUNDWIRE_"
 MIB = 1024 * 1024
 MAX_CONTEXT_WINDOW_TOKENS = 10_000_000
+MAX_PROCESSES = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +40,9 @@ class ServerSettings:
     max_message_bytes: int = 32 * MIB
     shutdown_grace_s: float = 10.0
     worker_threads: int = 8
+    # Server processes sharing the port (SO_REUSEPORT): the primary writes, the others serve
+    # reads and forward writes to it (README, "Processes"). 0: one per available core.
+    processes: int = 0
     # Retrieve awaits its query embedding on the event loop (no worker thread waits for it);
     # false: the whole pipeline runs on one worker thread (the pre-#16 path, for comparison)
     await_query_embeddings: bool = True
@@ -413,6 +417,11 @@ def validate_settings(settings: Settings) -> None:
         ),
         (settings.server.max_message_bytes >= MIB, "server.max_message_bytes", "must be >= 1 MiB"),
         (settings.server.worker_threads >= 1, "server.worker_threads", "must be >= 1"),
+        (
+            0 <= settings.server.processes <= MAX_PROCESSES,
+            "server.processes",
+            f"must be 0-{MAX_PROCESSES} (0: one per available core; 1: a single process)",
+        ),
         (settings.server.shutdown_grace_s >= 0, "server.shutdown_grace_s", "must be >= 0"),
         (settings.model.batch_size >= 1, "model.batch_size", "must be >= 1"),
         (settings.model.query_batch_max >= 1, "model.query_batch_max", "must be >= 1"),
@@ -471,6 +480,14 @@ def validate_settings(settings: Settings) -> None:
             "storage.milvus_uri",
             'is required because storage.backend is "milvus": a milvus-lite file path or '
             "http://host:19530",
+        )
+    )
+    checks.append(
+        (
+            server.processes <= 1 or settings.storage.backend is StorageBackendKind.LOCAL,
+            "server.processes",
+            'must be 0 or 1 with storage.backend = "milvus": run one server per replica instead '
+            "(every replica serves reads and writes against Milvus)",
         )
     )
     checks += [

@@ -30,7 +30,9 @@ BACKENDS = ["local", "milvus"]
 def make_settings(data_dir: Path, seed_demo: bool = True) -> Settings:
     """Test settings: loopback, port 0, CPU, data under `data_dir`."""
     return Settings(
-        server=ServerSettings(host="127.0.0.1", port=0, shutdown_grace_s=1.0, worker_threads=4),
+        server=ServerSettings(
+            host="127.0.0.1", port=0, shutdown_grace_s=1.0, worker_threads=4, processes=1
+        ),
         model=ModelSettings(device="cpu"),
         storage=StorageSettings(data_dir=str(data_dir), seed_demo_corpus=seed_demo),
     )

@@ -22,6 +22,7 @@ LISTENING = re.compile(r"groundwire listening on [\d.]+:(\d+)")
 SERVER_ENV = {
     "GROUNDWIRE_MODEL__DEVICE": "cpu",
     "GROUNDWIRE_STORAGE__SEED_DEMO_CORPUS": "false",
+    "GROUNDWIRE_SERVER__PROCESSES": "1",  # one process unless a test asks for more
 }
 
 

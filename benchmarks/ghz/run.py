@@ -55,6 +55,13 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--workloads", default=",".join(w.name for w in WORKLOADS))
     parser.add_argument("--api-key", default="", help="sent as 'authorization: Bearer KEY'")
     parser.add_argument("--label", default="", help="a note stored with the results")
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        help="server.processes of the server (0: one per core; ghz needs --connections > 1 "
+        "to reach several); default 1",
+    )
     parser.add_argument("--keep-details", action="store_true", help="keep per-call details")
     return parser.parse_args()
 
@@ -123,7 +130,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="gw-ghz-") as tmp:
         data_dir = Path(tmp) / "data"
         shutil.copytree(index_dir, data_dir)  # the server never writes into the cache
-        server = ServeSubprocess.start(data_dir, Path(tmp) / "server.log", SERVER_ENV, 600)
+        env = {**SERVER_ENV, "GROUNDWIRE_SERVER__PROCESSES": str(args.processes)}
+        server = ServeSubprocess.start(data_dir, Path(tmp) / "server.log", env, 600)
         try:
             for workload in WORKLOADS:
                 if workload.name not in wanted:
@@ -145,7 +153,7 @@ def main() -> None:
             "index_key": index.get("key"),
         },
         "queries": len(questions),
-        "server_env": SERVER_ENV,
+        "server_env": {**SERVER_ENV, "GROUNDWIRE_SERVER__PROCESSES": str(args.processes)},
         "machine": machine_record(),
         "uptime_before": started_uptime,
         "uptime_after": uptime(),

@@ -34,6 +34,7 @@ from benchmarks.ghz.ghz_tool import GHZ_VERSION, ensure_ghz, ensure_html_report
 from benchmarks.ghz.machine import machine_record, uptime
 from benchmarks.ghz.request_files import WORKLOADS, load_questions, requests_for, write_data_file
 from benchmarks.ghz.run import RESULTS, SERVER_ENV
+from benchmarks.ghz.tree_memory import tree_rss_mib
 from tests.serve_subprocess import ServeSubprocess
 
 
@@ -68,11 +69,14 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--suffix", default="", help="appended to the results' file names (--suffix=-run3)"
     )
+    parser.add_argument(
+        "--name", default="ghz_runtimes", help="results' file name (results/<name>.{md,json})"
+    )
     return parser.parse_args()
 
 
-def main() -> None:
-    args = parse_args()
+def main(args: argparse.Namespace | None = None) -> None:
+    args = args or parse_args()
     variants = [parse_variant(v) for v in args.variants.split(",")]
     concurrency = [int(c) for c in args.concurrency.split(",")]
     workloads = [w for w in WORKLOADS if w.name in args.workloads.split(",")]
@@ -80,7 +84,7 @@ def main() -> None:
     tools = GhzTools(
         ghz=ensure_ghz(args.data_dir),
         html_report=ensure_html_report(args.data_dir),
-        reports=args.data_dir / f"ghz-runtimes{suffix}",  # per-run reports: not committed
+        reports=args.data_dir / f"{args.name}{suffix}",  # per-run reports: not committed
     )
     if tools.reports.exists():
         shutil.rmtree(tools.reports)
@@ -91,6 +95,7 @@ def main() -> None:
     onnx_cache = args.data_dir / "models"
     started_uptime = uptime()
     servers: dict[str, ServeSubprocess] = {}
+    memory: dict[str, list[float]] = {}  # VmRSS MiB of each server's processes, at the end
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="gw-ghz-rt-") as tmp:
         try:
@@ -142,7 +147,8 @@ def main() -> None:
                                 file=sys.stderr,
                             )
         finally:
-            for server in servers.values():
+            for label, server in servers.items():
+                memory[label] = tree_rss_mib(server.process.pid)
                 server.stop()
     record = {
         "ghz": f"github.com/bojand/ghz {GHZ_VERSION}",
@@ -155,10 +161,11 @@ def main() -> None:
         "uptime_before": started_uptime,
         "uptime_after": uptime(),
         "rows": rows,
+        "rss_mib": memory,
     }
-    (RESULTS / f"ghz_runtimes{suffix}.json").write_text(json.dumps(record, indent=2) + "\n")
+    (RESULTS / f"{args.name}{suffix}.json").write_text(json.dumps(record, indent=2) + "\n")
     text = markdown(record, [v.label for v in variants], concurrency, [w.name for w in workloads])
-    (RESULTS / f"ghz_runtimes{suffix}.md").write_text(text)
+    (RESULTS / f"{args.name}{suffix}.md").write_text(text)
     print(text)
 
 
@@ -168,7 +175,7 @@ def markdown(
     """Median over rounds per cell, every round's RPS beside it."""
     machine = record["machine"]
     lines = [
-        "# ghz: one server per model runtime, interleaved",
+        "# ghz: one server per variant, interleaved",
         "",
         f"{machine['date']}, commit {machine['commit']}, {machine['cores']} cores, "
         f"{record['ghz']}. Corpus: python-faq, {record['corpus']['documents']} documents, "
@@ -179,6 +186,8 @@ def markdown(
         f"- load before: `{record['uptime_before']}`",
         f"- load after: `{record['uptime_after']}`",
         f"- variants: {json.dumps(record['variants'])}",
+        "- resident memory at the end (MiB, each process of the server; the resource tracker of "
+        f"multiprocessing is the small one): {json.dumps(record.get('rss_mib', {}))}",
         "",
         "| workload | c | variant | RPS (median; rounds) | p50 ms | p99 ms | server cores busy "
         "| load 1 min |",

@@ -55,7 +55,7 @@ func startServer(dataRoot string, env ...string) (*liveServer, error) {
 	}
 	cmd := exec.Command(python(), "-m", "server", "serve", "--port", "0", "--data-dir", dataDir)
 	cmd.Dir = repoRoot()
-	cmd.Env = []string{"GROUNDWIRE_MODEL__DEVICE=cpu", "GROUNDWIRE_STORAGE__SEED_DEMO_CORPUS=false"}
+	cmd.Env = []string{"GROUNDWIRE_MODEL__DEVICE=cpu", "GROUNDWIRE_STORAGE__SEED_DEMO_CORPUS=false", "GROUNDWIRE_SERVER__PROCESSES=1"}
 	for _, kv := range os.Environ() {
 		// The server reads every GROUNDWIRE_* variable as a setting: not ours (GROUNDWIRE_PYTHON...).
 		if !strings.HasPrefix(kv, "GROUNDWIRE_") {

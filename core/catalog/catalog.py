@@ -67,12 +67,15 @@ class CollectionCatalog:
         for tenant, name in self.backend.stored(self.root):
             self._open_existing(tenant, name)
 
-    def _open_existing(self, tenant: str, name: str) -> Collection | None:
+    def _open_existing(self, tenant: str, name: str, quiet: bool = False) -> Collection | None:
+        """Open a stored collection; None when it is not one (`quiet`: a lookup on a shared
+        backend, where a missing collection is an everyday NotFound, not worth a warning)."""
         directory = self.directory_for(tenant, name)
         try:
             collection = self.backend.open(tenant, name, directory, None, self.device)
         except FileNotFoundError:
-            logger.warning("skipping %s/%s: not a collection", tenant, name)
+            if not quiet:
+                logger.warning("skipping %s/%s: not a collection", tenant, name)
             return None
         with self._lock:
             found = self._collections.setdefault((tenant, name), collection)
@@ -161,12 +164,13 @@ class CollectionCatalog:
                 collection = None
         if collection is None and self.backend.shared and (tenant, name) not in self._reserved:
             validate_collection_name(name, "collection")
-            collection = self._open_existing(tenant, name)  # created by another replica
+            collection = self._open_existing(tenant, name, quiet=True)  # created elsewhere
         if collection is None:
             raise NotFound(
                 f"collection {name!r} does not exist; create it with CreateCollection "
                 "or list collections with ListCollections"
             )
+        collection.catch_up()  # a collection another process writes applies its writes first
         return collection
 
     def _forget(self, tenant: str, name: str, collection: Collection) -> None:

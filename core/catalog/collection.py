@@ -144,6 +144,7 @@ class Collection:
         self._writes_blocked = (
             ""  # why writes are refused for now ("" = they are not); under write_lock
         )
+        self._sequence_before_write: int | None = None  # see `_indexes_pending`
         incarnation = store.get_meta(INCARNATION_KEY)
         if incarnation is None:
             raise ValueError(f"{directory} has no incarnation; open it with Collection.open")
@@ -208,7 +209,7 @@ class Collection:
         committed at the new sequence and the dense index saved when its policy says so.
         """
         results: list[UpsertResult | None] = []
-        with self.write_lock:
+        with self.write_lock, self._indexes_pending():
             self._require_writable()
             if tuned_model is not None and tuned_model != self.config.tuned_model:
                 raise Conflict(
@@ -242,7 +243,7 @@ class Collection:
 
     def delete_documents(self, document_ids: Sequence[str]) -> DeleteResult:
         """Delete documents from the store (durable on return) and from both indexes."""
-        with self.write_lock:
+        with self.write_lock, self._indexes_pending():
             self._require_writable()
             result = self.store.delete_documents(document_ids)
             if result.removed_row_ids:
@@ -366,10 +367,32 @@ class Collection:
             else:
                 self._persist_dense_if_due(sequence)
 
+    def catch_up(self) -> None:
+        """Apply what another process wrote since the last call: nothing here, this process
+        writes the collection (core.catalog.following_collection follows one)."""
+
     def version(self) -> CollectionVersion:
         """The contents now: incarnation, store sequence and memories (read before a retrieval,
-        it names what the result was computed from)."""
-        return CollectionVersion(self.incarnation, self.store.sequence(), self.memory_count())
+        it names what the result was computed from). While a write of this process is between
+        its store commit and its index commits, the sequence before that write: a result
+        computed meanwhile from indexes without it is never cached under the write's sequence,
+        which lookups reach once the write is acknowledged."""
+        sequence = self.store.sequence()
+        before = self._sequence_before_write  # read after the store: see `_indexes_pending`
+        if before is not None:
+            sequence = min(sequence, before)
+        return CollectionVersion(self.incarnation, sequence, self.memory_count())
+
+    @contextmanager
+    def _indexes_pending(self) -> Iterator[None]:
+        """Mark a write in progress (under `write_lock`): set before its store commit, cleared
+        after its index commits, so `version()` (which reads the store first) never names a
+        sequence whose indexes are not committed yet."""
+        self._sequence_before_write = self.store.sequence()
+        try:
+            yield
+        finally:
+            self._sequence_before_write = None
 
     def dense_search(
         self, queries: Queries, k: int, allowed: np.ndarray | None = None

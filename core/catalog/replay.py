@@ -97,10 +97,16 @@ def changes_to_replay(
 
 
 def load_dense(
-    directory: Path, store: Store, spec: DenseIndexSpec, dimension: int, device: str = "cpu"
+    directory: Path,
+    store: Store,
+    spec: DenseIndexSpec,
+    dimension: int,
+    device: str = "cpu",
+    save: bool = True,
 ) -> tuple[DenseEngine, IndexOpenReport]:
     """Load the dense engine saved under `directory` (the engine the factory picks for `spec` on
-    `device`) and bring it to the store's sequence; build it from the store when needed."""
+    `device`) and bring it to the store's sequence; build it from the store when needed (and,
+    with `save`, write what was built: a process that only follows another's writes does not)."""
     started = time.perf_counter()
     sequence = store.sequence()
     try:
@@ -116,7 +122,8 @@ def load_dense(
         reason, changes = _dense_plan(store, engine, loaded[1], spec, dimension)
     if reason:
         engine = index_build.build_dense(store, spec, dimension, sequence, device)
-        engine.index.save(directory, sequence)
+        if save:
+            engine.index.save(directory, sequence)
         action = IndexAction.CREATED if reason == MISSING and sequence == 0 else IndexAction.REBUILT
         report = IndexOpenReport("dense", action, index_sequence, sequence, reason=reason)
     elif changes is not None:

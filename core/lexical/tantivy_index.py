@@ -27,6 +27,7 @@ INDEX_DIR = "index"
 SEQUENCE_FILE = "sequence.json"
 SEARCH_FIELDS = ["text", "title", "section"]
 DEFAULT_FIELD = "text"
+RELOAD_ATTEMPTS = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,12 +61,19 @@ class TantivyIndex:
     """A lexical index for one collection. Writes are serialised by a lock; searches see the
     state of the last `commit` (or `clear`)."""
 
-    def __init__(self, directory: Path, index: tantivy.Index, settings: LexicalSettings) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        index: tantivy.Index,
+        settings: LexicalSettings,
+        read_only: bool = False,
+    ) -> None:
         self._directory = directory
         self._index = index
         self._settings = settings
-        self._writer: tantivy.IndexWriter | None = index.writer(
-            settings.writer_heap_bytes, settings.writer_threads
+        self._read_only = read_only
+        self._writer: tantivy.IndexWriter | None = (
+            None if read_only else index.writer(settings.writer_heap_bytes, settings.writer_threads)
         )
         self._sequence = _read_sequence(directory / SEQUENCE_FILE)
         self._lock = threading.RLock()
@@ -79,6 +87,37 @@ class TantivyIndex:
         index_dir.mkdir(parents=True, exist_ok=True)
         index = tantivy.Index(build_schema(), path=str(index_dir), reuse=True)
         return cls(directory, index, settings or LexicalSettings())
+
+    @classmethod
+    def open_read_only(
+        cls, directory: Path, settings: LexicalSettings | None = None
+    ) -> TantivyIndex:
+        """Open the index another process writes, for searching only (no writer, no lock):
+        `refresh` picks up that process's commits. FileNotFoundError until its first commit."""
+        if not (directory / SEQUENCE_FILE).is_file():
+            raise FileNotFoundError(f"{directory} holds no committed lexical index")
+        index = tantivy.Index(build_schema(), path=str(directory / INDEX_DIR), reuse=True)
+        follower = cls(directory, index, settings or LexicalSettings(), read_only=True)
+        follower.refresh()
+        return follower
+
+    def refresh(self) -> int:
+        """A read-only index: see the writer's last commit; the sequence it holds at least.
+
+        The writer commits Tantivy before it replaces the sequence file, so reading the file
+        first and reloading after gives searches at or past the sequence returned. A reload
+        that meets segment files a merge just removed is retried."""
+        sequence = _read_sequence(self._directory / SEQUENCE_FILE)
+        for attempt in range(RELOAD_ATTEMPTS):
+            try:
+                self._index.reload()
+                break
+            except ValueError:
+                if attempt == RELOAD_ATTEMPTS - 1:
+                    raise
+        with self._lock:
+            self._sequence = max(self._sequence, sequence)
+            return self._sequence
 
     @property
     def num_docs(self) -> int:
@@ -154,7 +193,8 @@ class TantivyIndex:
 
     def _open_writer(self) -> tantivy.IndexWriter:
         if self._writer is None:
-            raise RuntimeError(f"lexical index {self._directory} is closed")
+            state = "read-only" if self._read_only else "closed"
+            raise RuntimeError(f"lexical index {self._directory} is {state}")
         return self._writer
 
 

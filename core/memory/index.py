@@ -35,6 +35,10 @@ class MemoryIndex:
     def __len__(self) -> int:
         return len(self._memories)
 
+    def last_number(self) -> int:
+        """The number of the last memory held (memories come in ascending numbers); 0 if none."""
+        return self._memories[-1].number if self._memories else 0
+
     @property
     def dimension(self) -> int | None:
         """Width of the stored vectors; None while empty."""

@@ -81,6 +81,21 @@ class MemoryStore:
             index.append([_memory(row) for row in rows], vectors)
         return cls(connection, path, index)
 
+    def catch_up(self) -> int:
+        """Load the memories another process added since this store was opened or last caught
+        up (memories are only ever added); how many were loaded."""
+        with self._lock:
+            last = self._index.last_number()
+            rows = self._connection.execute(
+                "SELECT number, text, importance, timestamp_ms, metadata_json, embedding "
+                "FROM memories WHERE number > ? ORDER BY number",
+                (last,),
+            ).fetchall()
+            if rows:
+                vectors = np.stack([np.frombuffer(row[5], dtype=np.float32) for row in rows])
+                self._index.append([_memory(row) for row in rows], vectors)
+            return len(rows)
+
     @property
     def path(self) -> Path:
         """The database file."""

@@ -84,6 +84,24 @@ class SqliteStore:
             schema.create_schema(connection)
         return cls(connection, path)
 
+    @classmethod
+    def open_existing(cls, path: Path) -> SqliteStore:
+        """Open the database another process writes (WAL lets it read while that one writes):
+        never creates the file or its schema; FileNotFoundError when there is none."""
+        try:
+            connection = sqlite3.connect(
+                f"{path.absolute().as_uri()}?mode=rw",
+                uri=True,
+                check_same_thread=False,
+                isolation_level=None,
+            )
+        except sqlite3.OperationalError:
+            raise FileNotFoundError(f"{path} does not exist") from None
+        connection.row_factory = sqlite3.Row
+        for pragma in schema.PRAGMAS:
+            connection.execute(pragma)
+        return cls(connection, path)
+
     @property
     def path(self) -> Path:
         """The database file."""
@@ -327,6 +345,18 @@ class SqliteStore:
                 while len(self._chunks) > CHUNK_CACHE_SIZE:
                     self._chunks.popitem(last=False)
         return found
+
+    def forget_rows(self, row_ids: Sequence[int]) -> None:
+        """Drop rows another process deleted from the chunk and section caches (a follower
+        calls it with the removed row ids of each change it applies)."""
+        with self._lock:
+            self._forget_chunks(row_ids)
+
+    def forget_all_rows(self) -> None:
+        """Empty the chunk and section caches (a follower whose change log was pruned)."""
+        with self._lock:
+            self._chunks.clear()
+            self._sections.clear()
 
     def _forget_chunks(self, row_ids: Sequence[int]) -> None:
         """Drop deleted rows from the chunk cache (under `_lock`, inside the deleting write)."""

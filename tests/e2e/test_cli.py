@@ -34,6 +34,7 @@ class ServeProcess:
             **os.environ,
             "GROUNDWIRE_MODEL__DEVICE": "cpu",
             "GROUNDWIRE_SERVER__SHUTDOWN_GRACE_S": "2",
+            "GROUNDWIRE_SERVER__PROCESSES": "1",  # tests run one process unless they ask
         }
         self.log_path = log
         self._log = log.open("w")

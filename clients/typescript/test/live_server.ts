@@ -64,6 +64,7 @@ export class LiveServer {
         ...serverEnvironment(),
         GROUNDWIRE_MODEL__DEVICE: "cpu",
         GROUNDWIRE_STORAGE__SEED_DEMO_CORPUS: "false",
+        GROUNDWIRE_SERVER__PROCESSES: "1",
         ...options.env,
       },
       stdio: ["ignore", "pipe", "pipe"],

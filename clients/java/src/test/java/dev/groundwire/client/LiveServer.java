@@ -67,6 +67,7 @@ final class LiveServer implements AutoCloseable {
     builder.environment().remove("GROUNDWIRE_PYTHON");
     builder.environment().put("GROUNDWIRE_MODEL__DEVICE", "cpu");
     builder.environment().put("GROUNDWIRE_STORAGE__SEED_DEMO_CORPUS", "false");
+    builder.environment().put("GROUNDWIRE_SERVER__PROCESSES", "1");
     builder.environment().putAll(env);
     Process process = builder.start();
     long deadline = System.nanoTime() + STARTUP.toNanos();

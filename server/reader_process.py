@@ -1,0 +1,57 @@
+"""A reader process: loads the model and the collections read-only, then binds the shared port.
+
+Started by the primary (server/reader_supervisor.py) with multiprocessing's "spawn" start
+method, so it builds every gRPC, torch and onnxruntime object itself (grpc Python cannot fork
+a process that has gRPC objects). It reports ("ready", pid) or ("failed", reason) on its link
+to the primary, and stops gracefully on SIGTERM or SIGINT, or when the link closes (the
+primary exited): a reader never outlives the primary it forwards writes to.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+from multiprocessing.connection import Connection
+
+from server.app import create_server
+from server.process_role import ProcessRole
+from server.request_context import configure_logging
+from server.runtime import Runtime
+from server.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+
+def run_reader(settings: Settings, role: ProcessRole, link: Connection) -> None:
+    """The reader's entry point (a multiprocessing target)."""
+    configure_logging(settings.log_level, settings.logging.format)
+    try:
+        asyncio.run(_serve(settings, role, link))
+    finally:
+        link.close()
+
+
+async def _serve(settings: Settings, role: ProcessRole, link: Connection) -> None:
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    runtime = Runtime(settings, follower=True)
+    try:
+        await loop.run_in_executor(runtime.executor, runtime.load, loop)
+        server, _ = create_server(settings, role, runtime)
+        await server.start()
+        await server.wait_until_ready()
+    except Exception as exc:  # noqa: BLE001 - reported to the primary, which stops the server
+        logger.exception("reader process %d failed to start", role.number)
+        link.send(("failed", f"{type(exc).__name__}: {exc}"))
+        runtime.close()
+        return
+    loop.add_signal_handler(signal.SIGHUP, server.reload_keys)
+    loop.add_reader(link.fileno(), stop.set)  # readable: the primary closed it (or asks to stop)
+    link.send(("ready", os.getpid()))
+    await stop.wait()
+    loop.remove_reader(link.fileno())
+    await server.stop()

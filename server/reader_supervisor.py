@@ -1,0 +1,187 @@
+"""The primary's reader processes: started, awaited until ready, restarted, stopped.
+
+Readers are spawned (never forked: the primary holds gRPC, torch and onnxruntime state by then)
+after the primary has loaded, so they open collections the primary already brought up to date.
+A reader that exits unexpectedly is reaped and started again; more than `MAX_RESTARTS` restarts
+within `RESTART_WINDOW_S` seconds stop the whole server instead of restarting forever. Stopping
+sends SIGTERM to every reader, waits for each (SIGKILL after the grace period) and reaps it, so
+no child outlives the primary or stays a zombie.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import dataclasses
+import logging
+import multiprocessing
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+
+from server.process_role import ProcessKind, ProcessRole
+from server.reader_process import run_reader
+from server.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+MAX_RESTARTS = 5
+RESTART_WINDOW_S = 60.0
+WATCH_INTERVAL_S = 0.2
+KILL_AFTER_S = 5.0
+
+
+class ReaderStartError(RuntimeError):
+    """A reader process failed to start (its reason is in the message and the log)."""
+
+
+@dataclass(slots=True)
+class _Reader:
+    number: int
+    process: BaseProcess
+    link: Connection
+
+
+class ReaderSupervisor:
+    """`count` reader processes serving `settings` (its port already resolved) beside the
+    primary listening on `socket`."""
+
+    def __init__(self, settings: Settings, socket: str, count: int) -> None:
+        # metrics.port belongs to the primary; each reader's endpoint takes a free port (logged)
+        metrics = dataclasses.replace(settings.metrics, port=0)
+        self._settings = settings.replace(metrics=metrics)
+        self._socket = socket
+        self._count = count
+        self._context = multiprocessing.get_context("spawn")
+        self._readers: dict[int, _Reader] = {}
+        self._restarts: collections.deque[float] = collections.deque()
+        self._stopping = False
+
+    @property
+    def pids(self) -> dict[int, int]:
+        """Reader number -> process id, of the readers running now."""
+        return {n: r.process.pid for n, r in self._readers.items() if r.process.pid is not None}
+
+    def send_signal(self, sig: int) -> None:
+        """Send `sig` to every running reader (SIGHUP: reload the keys file)."""
+        for reader in self._readers.values():
+            if reader.process.pid is not None and reader.process.is_alive():
+                os.kill(reader.process.pid, sig)
+
+    async def start(self) -> None:
+        """Start every reader and wait until all serve; ReaderStartError (after stopping the
+        others) when one fails."""
+        results = await asyncio.gather(
+            *(self._start(number) for number in range(1, self._count + 1)),
+            return_exceptions=True,
+        )
+        failures = [r for r in results if isinstance(r, BaseException)]
+        if failures:
+            await self.stop(grace_s=1.0)
+            raise ReaderStartError(str(failures[0]))
+
+    async def watch(self, give_up: Callable[[str], None]) -> None:
+        """Restart readers that exit, until `stop`; `give_up(reason)` when they keep dying."""
+        while not self._stopping:
+            await asyncio.sleep(WATCH_INTERVAL_S)
+            for number, reader in list(self._readers.items()):
+                if self._stopping or reader.process.is_alive():
+                    continue
+                reader.process.join()  # reap it
+                reader.link.close()
+                del self._readers[number]
+                logger.warning(
+                    "reader process %d (pid %s) exited with %s; starting it again",
+                    number,
+                    reader.process.pid,
+                    reader.process.exitcode,
+                )
+                if not self._may_restart():
+                    give_up(
+                        f"reader processes exited {MAX_RESTARTS + 1} times within "
+                        f"{RESTART_WINDOW_S:.0f} s; see the log above"
+                    )
+                    return
+                try:
+                    await self._start(number)
+                except ReaderStartError as exc:
+                    give_up(str(exc))
+                    return
+
+    async def stop(self, grace_s: float) -> None:
+        """SIGTERM every reader, wait up to `grace_s` + KILL_AFTER_S, SIGKILL the rest; reap all."""
+        self._stopping = True
+        readers = list(self._readers.values())
+        self._readers.clear()
+        for reader in readers:
+            if reader.process.is_alive():
+                reader.process.terminate()
+        loop = asyncio.get_running_loop()
+        await asyncio.gather(
+            *(
+                loop.run_in_executor(None, _reap, reader, grace_s + KILL_AFTER_S)
+                for reader in readers
+            )
+        )
+
+    async def _start(self, number: int) -> None:
+        role = ProcessRole(ProcessKind.READER, self._socket, number)
+        ours, theirs = self._context.Pipe()
+        process = self._context.Process(
+            target=run_reader,
+            args=(self._settings, role, theirs),
+            name=f"groundwire-reader-{number}",
+            daemon=False,
+        )
+        process.start()
+        theirs.close()  # so the link reads EOF when the reader dies
+        reader = _Reader(number, process, ours)
+        self._readers[number] = reader
+        message = await _receive(ours)
+        if message is None or message[0] != "ready":
+            reason = "it exited" if message is None else message[1]
+            self._readers.pop(number, None)
+            await asyncio.get_running_loop().run_in_executor(None, _reap, reader, KILL_AFTER_S)
+            raise ReaderStartError(f"reader process {number} failed to start: {reason}")
+        logger.info("reader process %d ready (pid %d)", number, message[1])
+
+    def _may_restart(self) -> bool:
+        now = time.monotonic()
+        self._restarts.append(now)
+        while self._restarts and self._restarts[0] < now - RESTART_WINDOW_S:
+            self._restarts.popleft()
+        return len(self._restarts) <= MAX_RESTARTS
+
+
+async def _receive(link: Connection) -> tuple[str, object] | None:
+    """The reader's first message, or None when it exited without one."""
+    loop = asyncio.get_running_loop()
+    readable: asyncio.Future[None] = loop.create_future()
+
+    def wake() -> None:
+        if not readable.done():
+            readable.set_result(None)
+
+    loop.add_reader(link.fileno(), wake)
+    try:
+        await readable
+    finally:
+        loop.remove_reader(link.fileno())
+    try:
+        message: tuple[str, object] = link.recv()
+    except (EOFError, OSError):
+        return None
+    return message
+
+
+def _reap(reader: _Reader, timeout_s: float) -> None:
+    """Wait for the reader to exit (SIGKILL after `timeout_s`) and reap it."""
+    reader.process.join(timeout_s)
+    if reader.process.is_alive():
+        logger.warning("reader process %d did not stop in time: killing it", reader.number)
+        reader.process.kill()
+        reader.process.join()
+    reader.link.close()

@@ -1,0 +1,148 @@
+"""A reader process forwards the RPCs it does not serve to the primary, unchanged.
+
+One generic pass-through per RPC kind (unary, client streaming, server streaming): the request
+bytes go to the primary over its private unix socket and the response bytes come back, so
+nothing is parsed or re-encoded here. The caller's metadata (API key, request id, trace
+context) travels with the call, the deadline becomes the forwarded call's timeout, and the
+primary's status code, message and trailing metadata (rich error details) end the caller's RPC.
+The reader admits the call first with the same key ring and role check the primary applies
+(so a refusal never depends on the primary), and the primary checks it again as it does any
+other call. A cancelled caller cancels the forwarded call.
+
+A known limit of grpc's client: when the primary ends a client-streaming call (UpsertDocuments)
+with an error while this process is still writing the caller's later messages to it, grpc may
+report INTERNAL ("Internal error from Core") instead of the primary's status. Refusals of the
+key or role happen here first, so only errors found after the first message (an unknown
+collection) can meet it, and the write itself is refused either way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable
+from typing import Any
+
+import grpc
+from google.protobuf.descriptor import MethodDescriptor
+
+from server.handlers import Admission, Context
+
+_NOT_FORWARDED = frozenset({"user-agent", "te", "content-type", "grpc-timeout"})
+Metadata = tuple[tuple[str, str | bytes], ...]
+
+
+def forwarded_metadata(metadata: Iterable[tuple[str, Any]] | None) -> Metadata:
+    """The caller's metadata without transport headers (which the forwarded call sets itself)."""
+    return tuple(
+        (key, value)
+        for key, value in metadata or ()
+        if not key.startswith(":") and key not in _NOT_FORWARDED
+    )
+
+
+class WriteForwarder:
+    """Handlers that forward RPCs to the primary at `target` (`unix:<socket path>`), except
+    those named in `served`."""
+
+    def __init__(self, target: str, served: frozenset[str], max_message_bytes: int) -> None:
+        self._target = target
+        self._served = served
+        self._options = [
+            ("grpc.max_receive_message_length", max_message_bytes),
+            ("grpc.max_send_message_length", max_message_bytes),
+        ]
+        self._channel: grpc.aio.Channel | None = None
+
+    def handler_for(
+        self, method: MethodDescriptor, admit: Admission
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
+        """A forwarding handler for `method` that runs `admit` first, or None when this process
+        serves it."""
+        if method.name in self._served:
+            return None
+        path = f"/{method.containing_service.full_name}/{method.name}"
+        if method.client_streaming and method.server_streaming:
+            raise TypeError(f"{method.full_name}: bidirectional streaming is not forwarded yet")
+        if method.client_streaming:
+            return grpc.stream_unary_rpc_method_handler(self._stream_unary(path, admit))
+        if method.server_streaming:
+            return grpc.unary_stream_rpc_method_handler(self._unary_stream(path, admit))
+        return grpc.unary_unary_rpc_method_handler(self._unary_unary(path, admit))
+
+    async def close(self) -> None:
+        """Close the channel to the primary."""
+        if self._channel is not None:
+            await self._channel.close()
+            self._channel = None
+
+    def _primary(self) -> grpc.aio.Channel:
+        if self._channel is None:  # created on the serving loop, at the first forwarded call
+            self._channel = grpc.aio.insecure_channel(self._target, options=self._options)
+        return self._channel
+
+    def _unary_unary(self, path: str, admit: Admission) -> Any:
+        async def forward(request: bytes, context: Context) -> bytes:
+            await admit(context)
+            method: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = self._primary().unary_unary(
+                path
+            )
+            call = method(
+                request,
+                metadata=forwarded_metadata(context.invocation_metadata()),
+                timeout=context.time_remaining(),
+            )
+            try:
+                response: bytes = await call
+            except grpc.aio.AioRpcError as error:
+                await _end_with(error, context)
+                raise
+            context.set_trailing_metadata(tuple(await call.trailing_metadata() or ()))
+            return response
+
+        return forward
+
+    def _stream_unary(self, path: str, admit: Admission) -> Any:
+        async def forward(requests: AsyncIterator[bytes], context: Context) -> bytes:
+            await admit(context)
+            method: grpc.aio.StreamUnaryMultiCallable[bytes, bytes] = self._primary().stream_unary(
+                path
+            )
+            call = method(
+                requests,
+                metadata=forwarded_metadata(context.invocation_metadata()),
+                timeout=context.time_remaining(),
+            )
+            try:
+                response: bytes = await call
+            except grpc.aio.AioRpcError as error:
+                await _end_with(error, context)
+                raise
+            context.set_trailing_metadata(tuple(await call.trailing_metadata() or ()))
+            return response
+
+        return forward
+
+    def _unary_stream(self, path: str, admit: Admission) -> Any:
+        async def forward(request: bytes, context: Context) -> AsyncIterator[bytes]:
+            await admit(context)
+            method: grpc.aio.UnaryStreamMultiCallable[bytes, bytes] = self._primary().unary_stream(
+                path
+            )
+            call = method(
+                request,
+                metadata=forwarded_metadata(context.invocation_metadata()),
+                timeout=context.time_remaining(),
+            )
+            try:
+                async for response in call:
+                    yield response
+            except grpc.aio.AioRpcError as error:
+                await _end_with(error, context)
+                raise
+
+        return forward
+
+
+async def _end_with(error: grpc.aio.AioRpcError, context: Context) -> None:
+    """End the caller's RPC with the primary's status (raises AbortError)."""
+    trailing = tuple(error.trailing_metadata() or ())
+    await context.abort(error.code(), error.details() or "", trailing)

@@ -1,0 +1,373 @@
+"""`groundwire serve --processes 2`: a primary that writes and a reader process on one port.
+
+A real server binary on port 0 with API keys; many channels, each its own TCP connection, land
+on both processes (SO_REUSEPORT). Writes sent to either process are forwarded to the primary,
+and every process serves them as soon as they are acknowledged, caches warm or not; deletes and
+drops are never served again; keys and tenants hold in the reader; a reader killed with SIGKILL
+is started again while the server keeps serving; SIGTERM stops every process.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+
+from groundwire.v1 import common_pb2 as common
+from groundwire.v1 import index_service_pb2 as ix
+from groundwire.v1 import index_service_pb2_grpc as ix_grpc
+from groundwire.v1 import retrieval_service_pb2 as rs
+from groundwire.v1 import retrieval_service_pb2_grpc as rs_grpc
+from server.api_keys import hash_key, new_key
+from tests.serve_subprocess import SERVER_ENV, ServeSubprocess
+
+CHANNELS = 12
+READY = re.compile(r"reader process 1 ready \(pid (\d+)\)")
+COLLECTION = "notes"
+MEMORY = common.SOURCE_TYPE_MEMORY
+
+
+@dataclasses.dataclass
+class Client:
+    """One channel (its own connection) with stubs."""
+
+    channel: grpc.Channel
+    index: ix_grpc.IndexServiceStub
+    retrieval: rs_grpc.RetrievalServiceStub
+
+
+@dataclasses.dataclass
+class Cluster:
+    server: ServeSubprocess
+    keys: dict[tuple[str, str], str]
+    clients: list[Client]
+
+    def auth(self, tenant: str = "acme", role: str = "admin") -> tuple[tuple[str, str], ...]:
+        return (("authorization", f"Bearer {self.keys[(tenant, role)]}"),)
+
+    def reader_pid(self) -> int:
+        found = READY.findall(self.server.log_text())
+        return int(found[-1])
+
+
+def _connect(target: str) -> Client:
+    # a local subchannel pool: every channel opens its own TCP connection
+    channel = grpc.insecure_channel(target, options=[("grpc.use_local_subchannel_pool", 1)])
+    grpc.channel_ready_future(channel).result(timeout=30)
+    return Client(channel, ix_grpc.IndexServiceStub(channel), rs_grpc.RetrievalServiceStub(channel))
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    directory = tmp_path_factory.mktemp("processes")
+    keys = {(t, r): new_key() for t in ("acme", "globex") for r in ("reader", "writer", "admin")}
+    (directory / "keys.toml").write_text(
+        "\n".join(
+            f'[[keys]]\nid = "{t}-{r}"\ntenant = "{t}"\nrole = "{r}"\nsha256 = "{hash_key(k)}"\n'
+            for (t, r), k in keys.items()
+        ),
+        "utf-8",
+    )
+    server = ServeSubprocess.start(
+        directory / "data",
+        directory / "server.log",
+        env={
+            "GROUNDWIRE_SERVER__PROCESSES": "2",
+            "GROUNDWIRE_AUTH__KEYS_FILE": str(directory / "keys.toml"),
+        },
+    )
+    cluster = Cluster(server, keys, [])
+    try:
+        cluster.clients = [_connect(server.target) for _ in range(CHANNELS)]
+        cluster.clients[0].index.CreateCollection(
+            ix.CreateCollectionRequest(name=COLLECTION), metadata=cluster.auth()
+        )
+        _upsert(cluster, cluster.clients[0], "intro", "Groundwire serves retrieval over gRPC.")
+        yield cluster
+    finally:
+        for client in cluster.clients:
+            client.channel.close()
+        if server.process.poll() is None:
+            server.stop()
+
+
+def _upsert(cluster: Cluster, client: Client, document_id: str, text: str) -> None:
+    request = ix.UpsertDocumentsRequest(
+        collection=COLLECTION,
+        documents=[
+            common.Document(document_id=document_id, text=text, source_path=f"{document_id}.md")
+        ],
+    )
+    reply = client.index.UpsertDocuments(iter([request]), metadata=cluster.auth("acme", "writer"))
+    assert reply.upserted == 1, reply
+
+
+def _documents(cluster: Cluster, client: Client, query: str) -> list[str]:
+    reply = client.retrieval.Retrieve(
+        rs.RetrieveRequest(query=query, collection=COLLECTION, top_k=10),
+        metadata=cluster.auth("acme", "reader"),
+    )
+    return [hit.chunk.document_id for hit in reply.hits]
+
+
+def _status(call: Callable[[], Any]) -> tuple[grpc.StatusCode, str]:
+    try:
+        call()
+    except grpc.RpcError as error:
+        return error.code(), error.details()
+    return grpc.StatusCode.OK, ""
+
+
+def test_connections_reach_both_processes(cluster: Cluster) -> None:
+    # each channel asks one question of its own: its process caches one result for it
+    for number, client in enumerate(cluster.clients):
+        _documents(cluster, client, f"question number {number} about retrieval")
+    entries = [
+        client.index.Stats(
+            ix.StatsRequest(collection=COLLECTION), metadata=cluster.auth("acme", "reader")
+        ).retrieval_cache_entries
+        for client in cluster.clients
+    ]
+    # a process reached by n channels holds n results, so n channels report n: one process
+    # serving every channel would make all report CHANNELS
+    assert max(entries) < CHANNELS, entries
+    assert all(entries.count(n) % n == 0 for n in entries), entries
+    assert sum(entries.count(n) // n for n in set(entries)) == 2, entries  # two processes
+
+
+def test_an_upsert_through_any_process_is_served_by_every_process_at_once(
+    cluster: Cluster,
+) -> None:
+    for number, writer in enumerate(cluster.clients[:4]):
+        word = f"zebrafish{number}"
+        for client in cluster.clients:  # warm every cache with the result without it
+            assert f"fish-{number}" not in _documents(cluster, client, word)
+        _upsert(cluster, writer, f"fish-{number}", f"The {word} swims in the harbour.")
+        for client in cluster.clients:
+            assert _documents(cluster, client, word)[0] == f"fish-{number}"
+
+
+def test_answers_stream_from_every_process(cluster: Cluster) -> None:
+    request = rs.AnswerRequest(
+        retrieve=rs.RetrieveRequest(query="What does zebrafish0 do?", collection=COLLECTION)
+    )
+    for client in cluster.clients:
+        events = list(
+            client.retrieval.Answer(request, metadata=cluster.auth("acme", "reader"), timeout=120)
+        )
+        kinds = [event.WhichOneof("event") for event in events]
+        assert kinds[0] == "started" and kinds[-1] == "summary"
+        hits = events[0].started.retrieval.hits
+        assert hits[0].chunk.document_id == "fish-0"
+
+
+def test_a_deleted_document_is_never_served_again(cluster: Cluster) -> None:
+    _upsert(cluster, cluster.clients[1], "secret", "The marmalade recipe is classified.")
+    for client in cluster.clients:  # warm every process's caches with it
+        for _ in range(2):
+            assert "secret" in _documents(cluster, client, "marmalade recipe")
+    reply = cluster.clients[2].index.DeleteDocuments(
+        ix.DeleteDocumentsRequest(collection=COLLECTION, document_ids=["secret"]),
+        metadata=cluster.auth("acme", "writer"),
+    )
+    assert reply.deleted == 1
+    reader = cluster.auth("acme", "reader")
+    for client in cluster.clients:
+        assert "secret" not in _documents(cluster, client, "marmalade recipe")
+        code, _ = _status(
+            lambda c=client: c.index.GetDocument(
+                ix.GetDocumentRequest(collection=COLLECTION, document_id="secret"),
+                metadata=reader,
+            )
+        )
+        assert code is grpc.StatusCode.NOT_FOUND
+
+
+def test_drop_and_recreate_are_seen_by_every_process(cluster: Cluster) -> None:
+    admin = cluster.auth()
+    for client in cluster.clients:
+        assert "intro" in _documents(cluster, client, "retrieval over gRPC")
+    cluster.clients[3].index.DropCollection(
+        ix.DropCollectionRequest(name=COLLECTION), metadata=admin
+    )
+    for client in cluster.clients:
+        code, message = _status(lambda c=client: _documents(cluster, c, "retrieval over gRPC"))
+        assert code is grpc.StatusCode.NOT_FOUND, message
+        listed = client.index.ListCollections(ix.ListCollectionsRequest(), metadata=admin)
+        assert COLLECTION not in [c.name for c in listed.collections]
+    cluster.clients[4].index.CreateCollection(
+        ix.CreateCollectionRequest(name=COLLECTION), metadata=admin
+    )
+    _upsert(cluster, cluster.clients[5], "outro", "Retrieval over gRPC, second edition.")
+    for client in cluster.clients:
+        assert _documents(cluster, client, "retrieval over gRPC") == ["outro"]
+
+
+def test_memories_added_through_any_process_are_fused_by_every_process(cluster: Cluster) -> None:
+    reader = cluster.auth("acme", "reader")
+    request = rs.RetrieveRequest(
+        query="which port does the server use", collection=COLLECTION, use_memory=True
+    )
+
+    def memory_hits(client: Client) -> list[str]:
+        reply = client.retrieval.Retrieve(request, metadata=reader)
+        return [h.chunk.chunk_id for h in reply.hits if h.chunk.source_type == MEMORY]
+
+    for client in cluster.clients:  # warm every cache without memories
+        assert memory_hits(client) == []
+    added = cluster.clients[6].index.AddMemories(
+        ix.AddMemoriesRequest(
+            collection=COLLECTION,
+            memories=[ix.Memory(text="The user runs the server on port 7000.", importance=0.9)],
+        ),
+        metadata=cluster.auth("acme", "writer"),
+    )
+    assert list(added.memory_ids) == ["memory-1"]
+    for client in cluster.clients:
+        assert memory_hits(client) == ["memory-1"]
+        stats = client.index.Stats(ix.StatsRequest(collection=COLLECTION), metadata=reader)
+        assert stats.memories == 1
+
+
+def test_a_restore_is_served_by_every_process(cluster: Cluster) -> None:
+    admin = cluster.auth()
+    taken = cluster.clients[7].index.SnapshotCollection(
+        ix.SnapshotCollectionRequest(collection=COLLECTION), metadata=admin
+    )
+    _upsert(cluster, cluster.clients[8], "later", "The albatross arrived after the snapshot.")
+    for client in cluster.clients:
+        assert _documents(cluster, client, "albatross")[0] == "later"
+    cluster.clients[9].index.RestoreCollection(
+        ix.RestoreCollectionRequest(collection=COLLECTION, snapshot_id=taken.snapshot.snapshot_id),
+        metadata=admin,
+    )
+    for client in cluster.clients:
+        assert "later" not in _documents(cluster, client, "albatross")
+
+
+def test_a_compaction_is_followed_by_every_process(cluster: Cluster) -> None:
+    _upsert(cluster, cluster.clients[10], "draft", "The pelican draft is obsolete.")
+    for client in cluster.clients:
+        assert "draft" in _documents(cluster, client, "pelican draft")
+    cluster.clients[11].index.DeleteDocuments(
+        ix.DeleteDocumentsRequest(collection=COLLECTION, document_ids=["draft"]),
+        metadata=cluster.auth("acme", "writer"),
+    )
+    cluster.clients[0].index.CompactCollection(
+        ix.CompactCollectionRequest(collection=COLLECTION), metadata=cluster.auth()
+    )
+    _upsert(cluster, cluster.clients[1], "final", "The pelican final version ships.")
+    for client in cluster.clients:
+        found = _documents(cluster, client, "pelican draft final")
+        assert found[0] == "final" and "draft" not in found
+
+
+def test_keys_roles_and_tenants_hold_in_every_process(cluster: Cluster) -> None:
+    reader = cluster.auth("acme", "reader")
+    for client in cluster.clients:
+        assert _status(
+            lambda c=client: c.retrieval.Retrieve(
+                rs.RetrieveRequest(query="x", collection=COLLECTION)
+            )
+        ) == (
+            grpc.StatusCode.UNAUTHENTICATED,
+            "missing credentials: send the metadata 'authorization: Bearer <api key>'",
+        )
+        request = ix.UpsertDocumentsRequest(
+            collection=COLLECTION, documents=[common.Document(document_id="x", text="x")]
+        )
+        code, message = _status(
+            lambda c=client, r=request: c.index.UpsertDocuments(iter([r]), metadata=reader)
+        )
+        assert code is grpc.StatusCode.PERMISSION_DENIED, message
+        assert message.startswith("UpsertDocuments requires the writer role")
+        code, _ = _status(
+            lambda c=client: c.retrieval.Retrieve(
+                rs.RetrieveRequest(query="gRPC", collection=COLLECTION),
+                metadata=cluster.auth("globex", "reader"),
+            )
+        )
+        assert code is grpc.StatusCode.NOT_FOUND  # acme's collection does not exist for globex
+
+
+def test_a_killed_reader_is_restarted_and_the_server_keeps_serving(cluster: Cluster) -> None:
+    pid = cluster.reader_pid()
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 180
+    while cluster.reader_pid() == pid:
+        assert cluster.server.process.poll() is None, cluster.server.log_text()
+        assert time.monotonic() < deadline, cluster.server.log_text()
+        time.sleep(0.2)
+    assert f"reader process 1 (pid {pid}) exited with -9; starting it again" in (
+        cluster.server.log_text()
+    )
+    fresh = [_connect(cluster.server.target) for _ in range(CHANNELS)]
+    try:
+        _upsert(cluster, fresh[0], "after", "The phoenix rises after the crash.")
+        for client in fresh:
+            assert _documents(cluster, client, "phoenix rises")[0] == "after"
+    finally:
+        for client in fresh:
+            client.channel.close()
+
+
+def test_sigterm_stops_every_process(cluster: Cluster) -> None:
+    reader = cluster.reader_pid()
+    assert cluster.server.stop() == 0
+    with pytest.raises(ProcessLookupError):
+        os.kill(reader, 0)  # reaped, not a zombie
+    log = cluster.server.log_text()
+    assert log.count("groundwire listening on") == 1
+
+
+def test_bad_process_counts_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError, match=r"server\.processes: must be 0-64"):
+        ServeSubprocess.start(
+            tmp_path / "data", tmp_path / "log", env={"GROUNDWIRE_SERVER__PROCESSES": "65"}
+        )
+
+
+def test_a_port_in_use_is_refused_naming_the_setting(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "-m", "server", "serve", "--port", str(port), "--processes", "2"]
+            + ["--data-dir", str(tmp_path / "data")],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, **SERVER_ENV},
+        )
+    assert result.returncode == 1
+    assert result.stderr.strip().endswith(
+        f"error: could not bind 127.0.0.1:{port} (Address already in use); pick another server.port"
+    )
+
+
+def test_readers_exit_with_a_killed_primary(tmp_path: Path) -> None:
+    server = ServeSubprocess.start(
+        tmp_path / "data", tmp_path / "server.log", env={"GROUNDWIRE_SERVER__PROCESSES": "2"}
+    )
+    reader = int(READY.findall(server.log_text())[-1])
+    server.kill_9()
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            os.kill(reader, 0)
+        except ProcessLookupError:
+            break  # gone: it saw its link to the primary close
+        assert time.monotonic() < deadline, server.log_text()
+        time.sleep(0.1)
