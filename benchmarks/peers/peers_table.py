@@ -21,7 +21,8 @@ def markdown(record: dict[str, Any]) -> str:
         f"({machine['cpu']}), Python {machine['python']}. python-faq, {record['documents']} "
         f"documents ({record['groundwire_index']['chunks']} groundwire chunks), 172 queries, "
         f"top-k 10, {record['duration_s_per_thread_count']:g} s per thread count; groundwire "
-        "caches off.",
+        "caches off, server.processes "
+        f"{record.get('groundwire_processes', 1)} (0: one per core).",
         "",
         "**Shared machine, loaded by other engineers' jobs** (compare only within this run):",
         f"- before: `{record['uptime_before']}`",
