@@ -4,6 +4,7 @@ shared by the client threads), hits reduced to document ids in rank order; and a
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -14,6 +15,7 @@ from benchmarks.peers.load_driver import K, Search
 from core.embed.embedding_text import embedding_text
 from core.embed.section_vectors import document_sections
 from groundwire import Client, Document
+from groundwire.connection import Connection
 
 PROBE_COLLECTION = "ingest-probe"
 
@@ -22,21 +24,37 @@ PROBE_COLLECTION = "ingest-probe"
 def groundwire_search(target: str, collection: str, mode: str) -> Iterator[Search]:
     """Text -> the top-K documents (Retrieve with one hit per document first, so K distinct
     documents as the peers return); mode "dense" or "default" (the server's default mode,
-    hybrid)."""
-    with Client(target, timeout=300) as client:
+    hybrid). Each client thread has its own client and HTTP/2 connection, as separate callers
+    would (a server with several processes on one port spreads connections, not calls)."""
+    local = threading.local()
+    clients: list[Client] = []
+    lock = threading.Lock()
+    own_connection = Connection(target, options=(("grpc.use_local_subchannel_pool", 1),))
 
-        def search(text: str) -> Sequence[str]:
-            options: dict[str, Any] = {
-                "collection": collection,
-                "top_k": K,
-                "max_hits_per_document": 1,
-            }
-            if mode != "default":
-                options["mode"] = mode
-            reply = client.retrieve(text, **options)
-            return list(dict.fromkeys(hit.chunk.document_id for hit in reply.hits))[:K]
+    def client() -> Client:
+        mine: Client | None = getattr(local, "client", None)
+        if mine is None:
+            mine = local.client = Client(own_connection, timeout=300)
+            with lock:
+                clients.append(mine)
+        return mine
 
+    def search(text: str) -> Sequence[str]:
+        options: dict[str, Any] = {
+            "collection": collection,
+            "top_k": K,
+            "max_hits_per_document": 1,
+        }
+        if mode != "default":
+            options["mode"] = mode
+        reply = client().retrieve(text, **options)
+        return list(dict.fromkeys(hit.chunk.document_id for hit in reply.hits))[:K]
+
+    try:
         yield search
+    finally:
+        for opened in clients:
+            opened.close()
 
 
 def groundwire_ingest(target: str, dataset: Path, documents: int) -> dict[str, Any]:

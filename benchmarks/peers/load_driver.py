@@ -121,9 +121,19 @@ def measure(
     qrels: dict[str, set[str]],
     threads: Sequence[int],
     duration_s: float,
+    server_pid: int | None = None,
 ) -> dict[str, Any]:
-    """The quality pass (doubles as warm-up), then one throughput run per thread count."""
+    """The quality pass (doubles as warm-up), then one throughput run per thread count; with
+    `server_pid`, each run also reports the cores that server's process tree kept busy."""
     result = quality(search, queries, qrels)
     texts = list(queries.values())
-    result["load"] = [throughput(search, texts, n, duration_s) for n in threads]
+    result["load"] = []
+    if server_pid is not None:  # the groundwire side only: the peers' venv lacks `benchmarks`
+        from benchmarks.ghz.cores_busy import cores_busy, sample
+    for n in threads:
+        before = None if server_pid is None else sample(server_pid)
+        load = throughput(search, texts, n, duration_s)
+        if server_pid is not None and before is not None:
+            load["server_cores_busy"] = round(cores_busy(before, sample(server_pid)), 2)
+        result["load"].append(load)
     return result

