@@ -1,9 +1,12 @@
-"""One table of every `groundwire eval` configuration on two labelled sets, side by side.
+"""One table of every `groundwire eval` configuration on the labelled sets, side by side.
 
-Run: .venv/bin/python benchmarks/quality/both_sets_table.py PERL_JSON PYTHON_JSON [--name NAME]
-(each a report written by `groundwire eval --json --output FILE`). Prints the table and writes
+Run: .venv/bin/python benchmarks/quality/both_sets_table.py PERL_JSON PYTHON_JSON \
+        [--set NAME=JSON ...] [--note TEXT ...] [--name NAME]
+(each a report written by `groundwire eval --json --output FILE`; `--set r-faq=FILE` adds a
+column group after perl-faq and python-faq). Prints the table and writes
 benchmarks/results/<NAME>.md (NAME: section_vectors): MRR@10 and Recall@10 per set with deltas
 against each set's whole-section baseline row, computed in the same run as the configuration.
+Each `--note` is a paragraph printed before the table (where and when the runs were made).
 """
 
 from __future__ import annotations
@@ -53,22 +56,37 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("perl", type=Path)
     parser.add_argument("python", type=Path)
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=JSON",
+        help="one more labelled set's report, as its column name and file",
+    )
+    parser.add_argument("--note", action="append", default=[], help="a paragraph before the table")
     parser.add_argument("--name", default="section_vectors")
     args = parser.parse_args()
     sets = {
         "perl-faq": json.loads(args.perl.read_text()),
         "python-faq": json.loads(args.python.read_text()),
     }
+    for spec in args.set:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path:
+            parser.error(f"--set {spec!r}: expected NAME=JSON, e.g. r-faq=eval_r_faq_full.json")
+        sets[name] = json.loads(Path(path).read_text())
     text = table(sets)
     print(text)
     RESULTS.mkdir(parents=True, exist_ok=True)
     scopes = "\n".join(f"- {name}: {scope(report)}" for name, report in sets.items())
+    notes = "".join(f"{note}\n\n" for note in args.note)
+    title = "both development sets" if len(sets) == 2 else "every labelled set"
     (RESULTS / f"{args.name}.md").write_text(
-        "# Every retrieval configuration on both development sets (`groundwire eval`)\n\n"
-        "Produced by `benchmarks/quality/both_sets_table.py` from two `groundwire eval --json` "
-        "reports; each set's baseline (one MiniLM vector per whole section, exact search) is "
-        "computed in the same run as its configurations. Deltas are against it.\n\n"
-        f"{scopes}\n\n{text}\n"
+        f"# Every retrieval configuration on {title} (`groundwire eval`)\n\n"
+        "Produced by `benchmarks/quality/both_sets_table.py` from `groundwire eval --json` "
+        "reports, one per set; each set's baseline (one MiniLM vector per whole section, exact "
+        "search) is computed in the same run as its configurations. Deltas are against it.\n\n"
+        f"{scopes}\n\n{notes}{text}\n"
     )
 
 
