@@ -90,13 +90,7 @@ class WriteForwarder:
                 metadata=forwarded_metadata(context.invocation_metadata()),
                 timeout=context.time_remaining(),
             )
-            try:
-                response: bytes = await call
-            except grpc.aio.AioRpcError as error:
-                await _end_with(error, context)
-                raise
-            context.set_trailing_metadata(tuple(await call.trailing_metadata() or ()))
-            return response
+            return await _single_response(call, context)
 
         return forward
 
@@ -111,13 +105,7 @@ class WriteForwarder:
                 metadata=forwarded_metadata(context.invocation_metadata()),
                 timeout=context.time_remaining(),
             )
-            try:
-                response: bytes = await call
-            except grpc.aio.AioRpcError as error:
-                await _end_with(error, context)
-                raise
-            context.set_trailing_metadata(tuple(await call.trailing_metadata() or ()))
-            return response
+            return await _single_response(call, context)
 
         return forward
 
@@ -140,6 +128,18 @@ class WriteForwarder:
                 raise
 
         return forward
+
+
+async def _single_response(call: Any, context: Context) -> bytes:
+    """The primary's one response to a forwarded unary or client-streaming call, with its
+    trailing metadata; its error status ends the caller's call."""
+    try:
+        response: bytes = await call
+    except grpc.aio.AioRpcError as error:
+        await _end_with(error, context)
+        raise
+    context.set_trailing_metadata(tuple(await call.trailing_metadata() or ()))
+    return response
 
 
 async def _end_with(error: grpc.aio.AioRpcError, context: Context) -> None:
