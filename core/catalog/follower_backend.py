@@ -14,6 +14,7 @@ from pathlib import Path
 from core.catalog.collection import Collection
 from core.catalog.collection_config import CollectionConfig
 from core.catalog.following_collection import READ_ONLY, FollowingCollection, store_identity
+from core.catalog.storage_backend import collection_dirs
 from core.catalog.version import INCARNATION_KEY
 from core.errors import FailedPrecondition
 
@@ -33,11 +34,7 @@ class FollowerBackend:
             return []
         found: list[tuple[str, str]] = []
         for tenant_dir in sorted(p for p in root.iterdir() if p.is_dir()):
-            found += [
-                (tenant_dir.name, d.name)
-                for d in sorted(tenant_dir.iterdir())
-                if d.is_dir() and not d.name.startswith(".")
-            ]
+            found += collection_dirs(tenant_dir)
         return found
 
     def open(

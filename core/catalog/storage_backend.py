@@ -81,11 +81,7 @@ class LocalBackend:
         found: list[tuple[str, str]] = []
         for tenant_dir in sorted(p for p in root.iterdir() if p.is_dir()):
             clear_collection_leftovers(tenant_dir)
-            found += [
-                (tenant_dir.name, d.name)
-                for d in sorted(tenant_dir.iterdir())
-                if d.is_dir() and not d.name.startswith(".")
-            ]
+            found += collection_dirs(tenant_dir)
         return found
 
     def open(
@@ -114,3 +110,13 @@ class LocalBackend:
 
     def close(self) -> None:
         """Nothing to release."""
+
+
+def collection_dirs(tenant_dir: Path) -> list[tuple[str, str]]:
+    """(tenant, collection) of each collection directory of `tenant_dir` (hidden ones are
+    leftovers of swaps and restores, not collections)."""
+    return [
+        (tenant_dir.name, d.name)
+        for d in sorted(tenant_dir.iterdir())
+        if d.is_dir() and not d.name.startswith(".")
+    ]
