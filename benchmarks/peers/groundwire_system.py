@@ -86,7 +86,12 @@ def groundwire_ingest(target: str, dataset: Path, documents: int) -> dict[str, A
         ]
     texts = [embedding_text(path, text) for chunks in stored for path, text in chunks]
     chunks_per_s = reply.chunks_written / seconds
-    raw = raw_encode_rate(texts)
+    from sentence_transformers import SentenceTransformer
+
+    from core.embed.sentence_transformer_embedder import default_model_path
+
+    model = SentenceTransformer(default_model_path(), device="cpu")  # loaded once, for both
+    raw = raw_encode_rate(texts, model)
     # what the indexer embeds besides: each section whole, unless it is one chunk's text
     known = set(texts)
     section_texts = list(
@@ -94,7 +99,7 @@ def groundwire_ingest(target: str, dataset: Path, documents: int) -> dict[str, A
             text for chunks in stored for _, text in document_sections(chunks) if text not in known
         )
     )
-    raw_all = raw_encode_rate(texts + section_texts)
+    raw_all = raw_encode_rate(texts + section_texts, model)
     return {
         "probe_documents": len(docs),
         "chunks": reply.chunks_written,
@@ -111,20 +116,15 @@ def groundwire_ingest(target: str, dataset: Path, documents: int) -> dict[str, A
     }
 
 
-def raw_encode_rate(texts: list[str], batch_size: int = 32) -> dict[str, Any]:
-    """The bundled model alone (sentence-transformers on the CPU, torch, the server's document
-    path and batch size) encoding `texts`, in this process while the server idles: chunks/s."""
-    from sentence_transformers import SentenceTransformer
-
-    from core.embed.sentence_transformer_embedder import default_model_path
-
-    model = SentenceTransformer(default_model_path(), device="cpu")
+def raw_encode_rate(texts: list[str], model: Any, batch_size: int = 32) -> dict[str, Any]:
+    """`model` (the bundled model in sentence-transformers on the CPU, torch: the server's
+    document path and batch size) encoding `texts`, in this process while the server idles."""
     model.encode(texts[:batch_size], batch_size=batch_size)  # warm-up
     started = time.perf_counter()
     model.encode(texts, batch_size=batch_size, normalize_embeddings=True)
     seconds = time.perf_counter() - started
     return {
         "chunks": len(texts),
-        "seconds": round(seconds, 1),
+        "seconds": round(seconds, 2),
         "chunks_per_s": round(len(texts) / seconds, 2),
     }
