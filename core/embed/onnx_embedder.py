@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from core.embed.cuda_graph_encoder import QueryTokenizer, TokenRows
+from core.embed.length_groups import CALL_OVERHEAD_TOKENS, length_groups
 from core.embed.model_runtime import ONNXRUNTIME_INSTALL, ModelRuntime
 from core.embed.token_additivity import whitespace_additive
 from core.embed.token_counter import TokenCounter
@@ -101,6 +102,9 @@ class OnnxEmbedder:
         self._tokenize_lock = threading.Lock()
         self._counter = TokenCounter(tokenizer)
         self._batch_size = batch_size
+        self.call_overhead_tokens = CALL_OVERHEAD_TOKENS
+        """The fixed cost of one forward call in padded tokens, for `length_groups`; a huge value
+        gives the fewest calls (one padded call per `batch_size` texts)."""
         self.spec = spec
         self.runtime = runtime
         self.model_name = f"{model_name} ({runtime.value})"
@@ -137,9 +141,11 @@ class OnnxEmbedder:
             return out
         with self._tokenize_lock:
             rows = tokenizer(texts)
-        order = sorted(range(len(rows)), key=lambda i: len(rows[i][0]))  # little padding
-        for start in range(0, len(order), self._batch_size):
-            picked = order[start : start + self._batch_size]
+        order = sorted(range(len(rows)), key=lambda i: len(rows[i][0]))
+        lengths = [len(rows[i][0]) for i in order]
+        groups = length_groups(lengths, self._batch_size, self.call_overhead_tokens)
+        for start, stop in groups:  # the least padding and calls
+            picked = order[start:stop]
             out[picked] = self._forward([rows[i] for i in picked])
         return out
 

@@ -180,6 +180,23 @@ def test_one_session_serves_concurrent_threads(onnx_cache: Path) -> None:
         np.testing.assert_allclose(results[i], expected, atol=1e-5)
 
 
+def test_a_batch_split_into_length_groups_gives_each_text_its_own_vector(
+    onnx_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A mixed batch runs as several padded calls (length_groups) and every text, wherever it
+    lands, gets the vector it gets alone: the split changes the cost, not the result."""
+    onnx = _load(onnx_cache, ModelRuntime.ONNX)
+    queries, passages = _demo_texts()
+    texts = [*queries[:10], *passages[:6], queries[0] + " " + passages[0][:300]]
+    calls: list[int] = []
+    forward = onnx._forward
+    monkeypatch.setattr(onnx, "_forward", lambda rows: calls.append(len(rows)) or forward(rows))
+    batched = onnx.embed_queries(texts)
+    assert len(calls) > 1 and sum(calls) == len(texts)
+    alone = np.vstack([onnx.embed_queries([text]) for text in texts])
+    np.testing.assert_allclose(batched, alone, atol=1e-5)
+
+
 def test_runtime_is_part_of_the_model_name_and_the_query_cache_key(
     onnx_cache: Path, embedder: SentenceTransformerEmbedder
 ) -> None:
