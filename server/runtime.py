@@ -7,6 +7,7 @@ import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.answer.answer_service import AnswerService
 from core.answer.prompts import PromptLibrary, default_prompts_dir
@@ -38,6 +39,9 @@ from server.generator_factory import build_context_window, build_generator
 from server.reranker_factory import build_reranker
 from server.settings import Settings
 from server.storage_factory import build_storage_backend
+
+if TYPE_CHECKING:
+    from server.cache_clearing import ReaderCaches
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +79,9 @@ class Runtime:
         self._model_check: ModelCheck | None = None
         self._embedders: CollectionEmbedders | None = None
         self._tuner: CollectionTuner | None = None
+        self.reader_caches: ReaderCaches | None = None
+        """The reader processes' caches, which ClearCache clears too (set in the primary of
+        several processes, server/commands/serve_command.py)."""
         prompts_dir = (
             Path(settings.generator.prompts_dir)
             if settings.generator.prompts_dir
