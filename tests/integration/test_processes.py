@@ -370,6 +370,15 @@ def test_keys_roles_and_tenants_hold_in_every_process(cluster: Cluster) -> None:
         assert code is grpc.StatusCode.NOT_FOUND  # acme's collection does not exist for globex
 
 
+def test_the_reader_never_loads_the_document_model_for_the_reads_above(cluster: Cluster) -> None:
+    # it embeds queries by onnx; the model check and token counts use the onnx twin, so the
+    # torch model (loaded lazily, core/embed/lazy_embedder.py) stays unloaded after Retrieve,
+    # Answer, Stats and the model check of every collection served above
+    log = cluster.server.log_text()
+    assert "queries by onnx, documents by torch (loaded on use)" in log
+    assert "on its first use" not in log
+
+
 def test_a_killed_reader_is_restarted_and_the_server_keeps_serving(cluster: Cluster) -> None:
     pid = cluster.reader_pid()
     os.kill(pid, signal.SIGKILL)
