@@ -9,8 +9,8 @@ no child outlives the primary or stays a zombie.
 
 After "ready", the link carries cache-clearing requests (server/cache_clearing.py): the primary
 sends ("clear_cache", id, tenant, collection) and the reader answers ("cleared", id, retrieval
-entries, embedding entries). One request per reader at a time; an answer that arrives after its
-request timed out is recognised by its id and dropped.
+entries, embedding entries). One request per reader is in flight at a time: the answer to one
+that timed out is read (and dropped) before the next request is sent.
 """
 
 from __future__ import annotations
@@ -55,6 +55,8 @@ class _Reader:
     """Set once it reported ready: from then on the link carries cache-clearing requests."""
     asking: asyncio.Lock = dataclasses.field(default_factory=asyncio.Lock)
     """Held while a request on the link awaits its answer."""
+    unanswered: int = 0
+    """Requests sent on the link whose answer has not been read (0 or 1)."""
 
 
 class ReaderSupervisor:
@@ -107,15 +109,23 @@ class ReaderSupervisor:
         try:
             async with asyncio.timeout(timeout_s):
                 async with reader.asking:
+                    # one request in flight per reader: an earlier one that timed out is
+                    # answered first (so a deaf reader never fills the link's buffer)
+                    while reader.unanswered:
+                        if await _next_message(reader.link) is None:
+                            return CacheClear(number, pid, False, error="exited while clearing")
+                        reader.unanswered -= 1
                     reader.link.send(
                         ("clear_cache", request_id, request.tenant, request.collection)
                     )
-                    while True:
-                        answer = await _next_message(reader.link)
-                        if answer is None:
-                            return CacheClear(number, pid, False, error="exited while clearing")
-                        if answer[0] == "cleared" and answer[1] == request_id:
-                            return CacheClear(number, pid, True, answer[2], answer[3])
+                    reader.unanswered += 1
+                    answer = await _next_message(reader.link)
+                    if answer is None:
+                        return CacheClear(number, pid, False, error="exited while clearing")
+                    reader.unanswered -= 1
+                    if answer[:2] != ("cleared", request_id):
+                        raise RuntimeError(f"reader {number} answered {answer!r}")
+                    return CacheClear(number, pid, True, answer[2], answer[3])
         except TimeoutError:
             return CacheClear(number, pid, False, error=f"did not answer within {timeout_s:.1f} s")
         except OSError as exc:  # the link broke: it exited

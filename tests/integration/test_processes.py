@@ -210,7 +210,7 @@ def test_clear_cache_is_bounded_when_a_reader_does_not_answer(cluster: Cluster) 
     assert primary.cleared and not primary.error
     assert (stopped.process, stopped.pid, stopped.cleared) == (1, reader_pid, False)
     assert stopped.error == "did not answer within 5.0 s"
-    # once it answers again, its late answer to the first request is told apart from the next
+    # once it runs again, its late answer to the first request is read before the next is sent
     again = _clear_cache(cluster, on_primary[0])
     assert again.complete and all(p.cleared for p in again.processes), again
 
