@@ -382,11 +382,20 @@ def test_the_reader_never_loads_the_document_model_for_the_reads_above(cluster: 
 def test_a_killed_reader_is_restarted_and_the_server_keeps_serving(cluster: Cluster) -> None:
     pid = cluster.reader_pid()
     os.kill(pid, signal.SIGKILL)
+    primary = _connect(cluster.server.target)  # only the primary listens now
+    restarting = []
     deadline = time.monotonic() + 180
     while cluster.reader_pid() == pid:
         assert cluster.server.process.poll() is None, cluster.server.log_text()
         assert time.monotonic() < deadline, cluster.server.log_text()
+        cleared = _clear_cache(cluster, primary)  # answers at once, naming the missing reader
+        assert cleared.processes[0].cleared
+        if not cleared.processes[1].cleared:
+            assert not cleared.complete
+            restarting.append(cleared.processes[1].error)
         time.sleep(0.2)
+    primary.channel.close()
+    assert restarting and set(restarting) == {"restarting: it starts with empty caches"}
     assert f"reader process 1 (pid {pid}) exited with -9; starting it again" in (
         cluster.server.log_text()
     )
