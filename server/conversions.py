@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from core.answer.events import AnswerDelta, AnswerEvent, AnswerStarted
 from core.catalog.collection import Collection
 from core.catalog.snapshot import SnapshotInfo
@@ -13,6 +15,7 @@ from core.store.sqlite_store import StoredDocument
 from groundwire.v1 import common_pb2 as common
 from groundwire.v1 import index_service_pb2 as ix
 from groundwire.v1 import retrieval_service_pb2 as rs
+from server.cache_clearing import CacheClear
 from server.enum_maps import (
     CHUNKER_KINDS,
     FUSIONS,
@@ -243,4 +246,24 @@ def answer_event_to_proto(event: AnswerEvent) -> rs.AnswerResponse:
             rewritten_queries=list(event.rewritten_queries),
             text=event.text,
         )
+    )
+
+
+def clear_cache_response(cleared: Sequence[CacheClear]) -> rs.ClearCacheResponse:
+    """The ClearCache response: totals, each process's part, and whether all were cleared."""
+    return rs.ClearCacheResponse(
+        retrieval_entries=sum(c.retrieval_entries for c in cleared),
+        embedding_entries=sum(c.embedding_entries for c in cleared),
+        processes=[
+            rs.ProcessCacheClear(
+                process=c.process,
+                pid=c.pid,
+                cleared=c.cleared,
+                retrieval_entries=c.retrieval_entries,
+                embedding_entries=c.embedding_entries,
+                error=c.error,
+            )
+            for c in cleared
+        ],
+        complete=all(c.cleared for c in cleared),
     )

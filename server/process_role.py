@@ -14,8 +14,8 @@ from enum import Enum
 READER_RPCS = frozenset({"Retrieve", "Answer", "GetDocument", "ListCollections", "Stats"})
 """RPCs a reader serves itself: reads whose answer comes from the store and indexes it follows.
 Everything else (writes, maintenance, snapshots, memories, tuning, cache clearing) runs in the
-primary; ClearCache therefore clears the primary's caches only (each process caches for itself,
-and every cached entry is checked against the collection's version, so none is ever stale)."""
+primary; ClearCache there clears every process's caches (each process caches for itself;
+server/cache_clearing.py)."""
 
 
 class ProcessKind(str, Enum):

@@ -4,7 +4,9 @@ Started by the primary (server/reader_supervisor.py) with multiprocessing's "spa
 method, so it builds every gRPC, torch and onnxruntime object itself (grpc Python cannot fork
 a process that has gRPC objects). It reports ("ready", pid) or ("failed", reason) on its link
 to the primary, and stops gracefully on SIGTERM or SIGINT, or when the link closes (the
-primary exited): a reader never outlives the primary it forwards writes to.
+primary exited): a reader never outlives the primary it forwards writes to. While it serves,
+the link also carries the primary's requests to clear this process's caches (ClearCache,
+server/cache_clearing.py), answered on the link.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import signal
 from multiprocessing.connection import Connection
 
 from server.app import create_server
+from server.cache_clearing import ClearRequest, clear_local
 from server.process_role import ProcessRole
 from server.request_context import configure_logging
 from server.runtime import Runtime
@@ -50,8 +53,24 @@ async def _serve(settings: Settings, role: ProcessRole, link: Connection) -> Non
         runtime.close()
         return
     loop.add_signal_handler(signal.SIGHUP, server.reload_keys)
-    loop.add_reader(link.fileno(), stop.set)  # readable: the primary closed it (or asks to stop)
+    loop.add_reader(link.fileno(), _on_link, link, runtime, stop)
     link.send(("ready", os.getpid()))
     await stop.wait()
     loop.remove_reader(link.fileno())
     await server.stop()
+
+
+def _on_link(link: Connection, runtime: Runtime, stop: asyncio.Event) -> None:
+    """A message from the primary (a cache-clearing request, answered at once), or EOF: the
+    primary exited, so stop."""
+    try:
+        message = link.recv()
+    except (EOFError, OSError):
+        stop.set()
+        return
+    if message[0] == "clear_cache":
+        _, request_id, tenant, collection = message
+        retrieval, embedding = clear_local(runtime, ClearRequest(tenant, collection))
+        link.send(("cleared", request_id, retrieval, embedding))
+    else:
+        logger.warning("ignoring an unknown message from the primary: %r", message[0])

@@ -6,6 +6,11 @@ A reader that exits unexpectedly is reaped and started again; more than `MAX_RES
 within `RESTART_WINDOW_S` seconds stop the whole server instead of restarting forever. Stopping
 sends SIGTERM to every reader, waits for each (SIGKILL after the grace period) and reaps it, so
 no child outlives the primary or stays a zombie.
+
+After "ready", the link carries cache-clearing requests (server/cache_clearing.py): the primary
+sends ("clear_cache", id, tenant, collection) and the reader answers ("cleared", id, retrieval
+entries, embedding entries). One request per reader is in flight at a time: the answer to one
+that timed out is read (and dropped) before the next request is sent.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import dataclasses
+import itertools
 import logging
 import multiprocessing
 import os
@@ -21,7 +27,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
+from typing import Any
 
+from server.cache_clearing import CacheClear, ClearRequest
 from server.process_role import ProcessKind, ProcessRole
 from server.reader_process import run_reader
 from server.settings import Settings
@@ -43,6 +51,12 @@ class _Reader:
     number: int
     process: BaseProcess
     link: Connection
+    ready: bool = False
+    """Set once it reported ready: from then on the link carries cache-clearing requests."""
+    asking: asyncio.Lock = dataclasses.field(default_factory=asyncio.Lock)
+    """Held while a request on the link awaits its answer."""
+    unanswered: int = 0
+    """Requests sent on the link whose answer has not been read (0 or 1)."""
 
 
 class ReaderSupervisor:
@@ -59,6 +73,7 @@ class ReaderSupervisor:
         self._readers: dict[int, _Reader] = {}
         self._restarts: collections.deque[float] = collections.deque()
         self._stopping = False
+        self._request_ids = itertools.count(1)
 
     @property
     def pids(self) -> dict[int, int]:
@@ -70,6 +85,51 @@ class ReaderSupervisor:
         for reader in self._readers.values():
             if reader.process.pid is not None and reader.process.is_alive():
                 os.kill(reader.process.pid, sig)
+
+    async def clear_caches(self, request: ClearRequest, timeout_s: float) -> list[CacheClear]:
+        """Ask every reader to clear its caches; one entry per reader (by number), each within
+        `timeout_s`: a reader that is restarting, exited or does not answer in time is reported
+        as not cleared, saying which."""
+        return list(
+            await asyncio.gather(
+                *(self._clear(number, request, timeout_s) for number in range(1, self._count + 1))
+            )
+        )
+
+    async def _clear(self, number: int, request: ClearRequest, timeout_s: float) -> CacheClear:
+        reader = self._readers.get(number)
+        if self._stopping:
+            return CacheClear(number, 0, False, error="the server is stopping")
+        if reader is None or not reader.ready or not reader.process.is_alive():
+            starting = reader is not None and reader.process.is_alive()
+            pid = (reader.process.pid or 0) if reader is not None and starting else 0
+            return CacheClear(number, pid, False, error="restarting: it starts with empty caches")
+        pid = reader.process.pid or 0
+        request_id = next(self._request_ids)
+        try:
+            async with asyncio.timeout(timeout_s):
+                async with reader.asking:
+                    # one request in flight per reader: an earlier one that timed out is
+                    # answered first (so a deaf reader never fills the link's buffer)
+                    while reader.unanswered:
+                        if await _next_message(reader.link) is None:
+                            return CacheClear(number, pid, False, error="exited while clearing")
+                        reader.unanswered -= 1
+                    reader.link.send(
+                        ("clear_cache", request_id, request.tenant, request.collection)
+                    )
+                    reader.unanswered += 1
+                    answer = await _next_message(reader.link)
+                    if answer is None:
+                        return CacheClear(number, pid, False, error="exited while clearing")
+                    reader.unanswered -= 1
+                    if answer[:2] != ("cleared", request_id):
+                        raise RuntimeError(f"reader {number} answered {answer!r}")
+                    return CacheClear(number, pid, True, answer[2], answer[3])
+        except TimeoutError:
+            return CacheClear(number, pid, False, error=f"did not answer within {timeout_s:.1f} s")
+        except OSError as exc:  # the link broke: it exited
+            return CacheClear(number, pid, False, error=f"unreachable ({exc})")
 
     async def start(self) -> None:
         """Start every reader and wait until all serve; ReaderStartError (after stopping the
@@ -146,6 +206,7 @@ class ReaderSupervisor:
             self._readers.pop(number, None)
             await asyncio.get_running_loop().run_in_executor(None, _reap, reader, KILL_AFTER_S)
             raise ReaderStartError(f"reader process {number} failed to start: {reason}")
+        reader.ready = True
         logger.info("reader process %d ready (pid %d)", number, message[1])
 
     def _may_restart(self) -> bool:
@@ -158,6 +219,12 @@ class ReaderSupervisor:
 
 async def _receive(link: Connection) -> tuple[str, object] | None:
     """The reader's first message, or None when it exited without one."""
+    message: tuple[str, object] | None = await _next_message(link)
+    return message
+
+
+async def _next_message(link: Connection) -> Any:
+    """The reader's next message on `link`, or None when it exited (the link closed)."""
     loop = asyncio.get_running_loop()
     readable: asyncio.Future[None] = loop.create_future()
 
@@ -165,16 +232,16 @@ async def _receive(link: Connection) -> tuple[str, object] | None:
         if not readable.done():
             readable.set_result(None)
 
-    loop.add_reader(link.fileno(), wake)
+    descriptor = link.fileno()
+    loop.add_reader(descriptor, wake)
     try:
         await readable
     finally:
-        loop.remove_reader(link.fileno())
+        loop.remove_reader(descriptor)
     try:
-        message: tuple[str, object] = link.recv()
+        return link.recv()
     except (EOFError, OSError):
         return None
-    return message
 
 
 def _reap(reader: _Reader, timeout_s: float) -> None:

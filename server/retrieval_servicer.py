@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import AsyncIterator
 from dataclasses import replace
 
@@ -12,7 +13,13 @@ from core.retrieve.request import RetrievalRequest
 from groundwire.v1 import retrieval_service_pb2 as rs
 from server.answer_validation import validate_answer
 from server.blocking import run_blocking
-from server.conversions import answer_event_to_proto, result_to_proto
+from server.cache_clearing import (
+    READER_ANSWER_S,
+    CacheClear,
+    ClearRequest,
+    clear_local,
+)
+from server.conversions import answer_event_to_proto, clear_cache_response, result_to_proto
 from server.handlers import Context
 from server.principal import Role, current_principal
 from server.retrieve_validation import validate_retrieve
@@ -54,11 +61,14 @@ class RetrievalServicer:
         if request.collection:
             collection = validate_collection_name(request.collection)
             runtime.catalog.get(tenant, collection)  # NotFound for unknown (or foreign) names
-        retrieval = (
-            runtime.retrieval_cache.clear(tenant, collection) if runtime.retrieval_cache else 0
-        )
-        embedding = runtime.embedding_cache.clear() if runtime.embedding_cache else 0
-        return rs.ClearCacheResponse(retrieval_entries=retrieval, embedding_entries=embedding)
+        chosen = ClearRequest(tenant, collection)
+        retrieval, embedding = clear_local(runtime, chosen)
+        cleared = [CacheClear(0, os.getpid(), True, retrieval, embedding)]
+        if runtime.reader_caches is not None:  # the primary of several processes
+            remaining = context.time_remaining()
+            wait = READER_ANSWER_S if remaining is None else min(READER_ANSWER_S, remaining)
+            cleared += await runtime.reader_caches.clear_caches(chosen, wait)
+        return clear_cache_response(cleared)
 
     @rpc("Answer", Role.READER, needs_loaded=True)
     async def answer(

@@ -7,6 +7,7 @@ import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.answer.answer_service import AnswerService
 from core.answer.prompts import PromptLibrary, default_prompts_dir
@@ -21,6 +22,7 @@ from core.catalog.model_check import ModelCheck
 from core.dense.faiss_index import DenseIndexSpec
 from core.embed.device import select_device
 from core.embed.embedder_factory import build_embedder
+from core.embed.lazy_embedder import without_loading
 from core.embed.micro_batcher import MicroBatchingEmbedder
 from core.embed.onnx_build import cache_root as onnx_cache_root
 from core.embed.onnx_embedder import import_onnxruntime
@@ -38,6 +40,9 @@ from server.generator_factory import build_context_window, build_generator
 from server.reranker_factory import build_reranker
 from server.settings import Settings
 from server.storage_factory import build_storage_backend
+
+if TYPE_CHECKING:
+    from server.cache_clearing import ReaderCaches
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +80,9 @@ class Runtime:
         self._model_check: ModelCheck | None = None
         self._embedders: CollectionEmbedders | None = None
         self._tuner: CollectionTuner | None = None
+        self.reader_caches: ReaderCaches | None = None
+        """The reader processes' caches, which ClearCache clears too (set in the primary of
+        several processes, server/commands/serve_command.py)."""
         prompts_dir = (
             Path(settings.generator.prompts_dir)
             if settings.generator.prompts_dir
@@ -106,6 +114,7 @@ class Runtime:
             cuda_graphs=model.cuda_graphs,
             onnx_cache=onnx_cache_root(model.onnx_cache_dir),
             onnx_threads=model.onnx_threads,
+            lazy_documents=self.follower,  # a reader embeds queries only (server.processes)
         )
         self._embedder = MicroBatchingEmbedder(
             embedder,
@@ -138,7 +147,15 @@ class Runtime:
             wrap_queries=tuned_queries,
         )
         self._tuner = CollectionTuner(embedders, choice.device, path)
-        model_check = self._model_check = ModelCheck(self._embedder, embedders)
+
+        def checked_by(collection: Collection) -> Embedder:
+            """The collection's model for the model check: a reader's lazy base model is
+            checked by its loaded ONNX twin instead of being loaded for it."""
+            served = embedders(collection)
+            stand_in = without_loading(embedder)
+            return stand_in if served is embedders.base and stand_in is not embedder else served
+
+        model_check = self._model_check = ModelCheck(self._embedder, checked_by)
         self._indexer = Indexer(
             self._embedder,
             self.settings.indexing.chunk_max_tokens,

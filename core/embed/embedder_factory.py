@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from pathlib import Path
 
@@ -20,6 +21,7 @@ def build_embedder(
     cuda_graphs: bool = True,
     onnx_cache: Path | None = None,
     onnx_threads: int = 0,
+    lazy_documents: bool = False,
 ) -> Embedder:
     """The embedder for `runtime`: sentence-transformers on `device` for torch; for onnx and
     onnx-int8 an `OnnxEmbedder` on the CPU, built and verified once under `onnx_cache` (see
@@ -27,16 +29,26 @@ def build_embedder(
     torch), on CUDA torch. An ONNX variant that fails verification is logged at ERROR with the
     reason and torch serves instead; with onnx or onnx-int8 configured, a missing onnxruntime
     raises RuntimeError naming the pip command (auto logs it and serves with torch).
+
+    `lazy_documents` (a reader process, which embeds queries only): under auto on a CPU, the
+    torch model is loaded on its first use instead of now (core.embed.lazy_embedder), token
+    counts coming from the ONNX runtime's copy of the model's tokenizer until then.
     """
     if runtime is ModelRuntime.AUTO and device == "cpu":
-        documents = _torch(model_path, device, batch_size, cuda_graphs)
+        documents = None if lazy_documents else _torch(model_path, device, batch_size, cuda_graphs)
         queries = _onnx(
             model_path, ModelRuntime.ONNX, onnx_cache, batch_size, onnx_threads, required=False
         )
         if queries is None:
-            return documents
+            return documents or _torch(model_path, device, batch_size, cuda_graphs)
         from core.embed.split_runtime_embedder import SplitRuntimeEmbedder
 
+        if documents is None:
+            from core.embed.lazy_embedder import LazyEmbedder
+
+            logger.info("model.runtime auto: queries by onnx, documents by torch (loaded on use)")
+            load = functools.partial(_torch, model_path, device, batch_size, cuda_graphs)
+            return SplitRuntimeEmbedder(queries, LazyEmbedder(load, queries, model_path))
         logger.info("model.runtime auto: queries by onnx, documents by torch")
         return SplitRuntimeEmbedder(queries, documents)
     if runtime.is_onnx:

@@ -180,6 +180,9 @@ def test_clear_cache_and_keywords(stubs) -> None:  # type: ignore[no-untyped-def
     assert _retrieve(retrieval, "cache", "What is the default gRPC port?").cache_hit
     cleared = retrieval.ClearCache(rs.ClearCacheRequest(collection="cache"))
     assert cleared.retrieval_entries >= 1
+    assert cleared.complete and [p.process for p in cleared.processes] == [0]  # one process
+    assert cleared.processes[0].cleared and cleared.processes[0].pid > 0
+    assert cleared.processes[0].retrieval_entries == cleared.retrieval_entries
     again = _retrieve(retrieval, "cache", "What is the default gRPC port?")
     assert not again.cache_hit
     assert _retrieve(retrieval, "cache", "What is the default gRPC port?").cache_hit

@@ -146,6 +146,75 @@ def test_connections_reach_both_processes(cluster: Cluster) -> None:
     assert sum(entries.count(n) // n for n in set(entries)) == 2, entries  # two processes
 
 
+def _clear_cache(cluster: Cluster, client: Client) -> rs.ClearCacheResponse:
+    reply: rs.ClearCacheResponse = client.retrieval.ClearCache(
+        rs.ClearCacheRequest(collection=COLLECTION),
+        metadata=cluster.auth("acme", "writer"),
+        timeout=60,  # a reader that cannot answer must not hold the call: it is bounded
+    )
+    return reply
+
+
+def _cached_entries(cluster: Cluster) -> list[int]:
+    """Each channel's process's retrieval cache entries for the collection."""
+    return [
+        client.index.Stats(
+            ix.StatsRequest(collection=COLLECTION), metadata=cluster.auth("acme", "reader")
+        ).retrieval_cache_entries
+        for client in cluster.clients
+    ]
+
+
+def test_clear_cache_through_any_process_empties_every_process(cluster: Cluster) -> None:
+    reader = cluster.auth("acme", "reader")
+    query = rs.RetrieveRequest(query="a question asked again and again", collection=COLLECTION)
+    _clear_cache(cluster, cluster.clients[0])  # start from empty caches
+    for caller in cluster.clients:  # channels land on both processes: so do the ClearCaches
+        replies = [c.retrieval.Retrieve(query, metadata=reader) for c in cluster.clients]
+        cold = [reply for reply in replies if not reply.cache_hit]
+        # after a clear, the first ask in each of the two processes misses both caches
+        assert len(cold) == 2 and not any(reply.embedding_cache_hit for reply in cold)
+        assert set(_cached_entries(cluster)) == {1}
+        cleared = _clear_cache(cluster, caller)
+        assert cleared.complete, cleared
+        assert [p.process for p in cleared.processes] == [0, 1]
+        assert all(p.cleared and p.pid > 0 and not p.error for p in cleared.processes)
+        assert [p.retrieval_entries for p in cleared.processes] == [1, 1]
+        assert [p.embedding_entries for p in cleared.processes] == [1, 1]
+        assert (cleared.retrieval_entries, cleared.embedding_entries) == (2, 2)
+        assert set(_cached_entries(cluster)) == {0}  # every process's cache is empty
+
+
+def test_clear_cache_is_bounded_when_a_reader_does_not_answer(cluster: Cluster) -> None:
+    reader_pid = cluster.reader_pid()
+    reader = cluster.auth("acme", "reader")
+    _clear_cache(cluster, cluster.clients[0])
+    # which channels reach the primary: a result cached through one channel is cleared there
+    on_primary = []
+    for number, client in enumerate(cluster.clients):
+        client.retrieval.Retrieve(
+            rs.RetrieveRequest(query=f"where am I {number}", collection=COLLECTION),
+            metadata=reader,
+        )
+        cleared = _clear_cache(cluster, client)
+        if cleared.processes[0].retrieval_entries == 1:
+            on_primary.append(client)
+    assert on_primary and len(on_primary) < len(cluster.clients)
+    os.kill(reader_pid, signal.SIGSTOP)  # alive but deaf
+    try:
+        cleared = _clear_cache(cluster, on_primary[0])
+    finally:
+        os.kill(reader_pid, signal.SIGCONT)
+    assert not cleared.complete
+    primary, stopped = cleared.processes
+    assert primary.cleared and not primary.error
+    assert (stopped.process, stopped.pid, stopped.cleared) == (1, reader_pid, False)
+    assert stopped.error == "did not answer within 5.0 s"
+    # once it runs again, its late answer to the first request is read before the next is sent
+    again = _clear_cache(cluster, on_primary[0])
+    assert again.complete and all(p.cleared for p in again.processes), again
+
+
 def test_an_upsert_through_any_process_is_served_by_every_process_at_once(
     cluster: Cluster,
 ) -> None:
@@ -301,14 +370,32 @@ def test_keys_roles_and_tenants_hold_in_every_process(cluster: Cluster) -> None:
         assert code is grpc.StatusCode.NOT_FOUND  # acme's collection does not exist for globex
 
 
+def test_the_reader_never_loads_the_document_model_for_the_reads_above(cluster: Cluster) -> None:
+    # it embeds queries by onnx; the model check and token counts use the onnx twin, so the
+    # torch model (loaded lazily, core/embed/lazy_embedder.py) stays unloaded after Retrieve,
+    # Answer, Stats and the model check of every collection served above
+    log = cluster.server.log_text()
+    assert "queries by onnx, documents by torch (loaded on use)" in log
+    assert "on its first use" not in log
+
+
 def test_a_killed_reader_is_restarted_and_the_server_keeps_serving(cluster: Cluster) -> None:
     pid = cluster.reader_pid()
     os.kill(pid, signal.SIGKILL)
+    primary = _connect(cluster.server.target)  # only the primary listens now
+    restarting = []
     deadline = time.monotonic() + 180
     while cluster.reader_pid() == pid:
         assert cluster.server.process.poll() is None, cluster.server.log_text()
         assert time.monotonic() < deadline, cluster.server.log_text()
+        cleared = _clear_cache(cluster, primary)  # answers at once, naming the missing reader
+        assert cleared.processes[0].cleared
+        if not cleared.processes[1].cleared:
+            assert not cleared.complete
+            restarting.append(cleared.processes[1].error)
         time.sleep(0.2)
+    primary.channel.close()
+    assert restarting and set(restarting) == {"restarting: it starts with empty caches"}
     assert f"reader process 1 (pid {pid}) exited with -9; starting it again" in (
         cluster.server.log_text()
     )

@@ -15,6 +15,7 @@ from core.catalog.collection import Collection
 from core.catalog.collection_config import CollectionConfig
 from core.catalog.model_check import ModelCheck
 from core.embed.embedder_factory import build_embedder
+from core.embed.lazy_embedder import LazyEmbedder, without_loading
 from core.embed.model_runtime import ModelRuntime
 from core.embed.onnx_build import cache_root, load_onnx_embedder
 from core.embed.sentence_transformer_embedder import (
@@ -24,7 +25,7 @@ from core.embed.sentence_transformer_embedder import (
 from core.embed.split_runtime_embedder import SplitRuntimeEmbedder
 from core.indexer import Indexer
 from core.models import Document, SourceType
-from server.runtime import Runtime
+from server.runtime import DEMO_CORPUS, Runtime
 from server.settings import load_settings
 
 QUERIES = [
@@ -132,3 +133,39 @@ def test_the_onnx_cache_lives_outside_the_data_directory(
     assert cache_root(str(tmp_path / "mine")) == tmp_path / "mine"
     configured = load_settings(env={"GROUNDWIRE_MODEL__ONNX_CACHE_DIR": str(tmp_path / "mine")})
     assert cache_root(configured.model.onnx_cache_dir) == tmp_path / "mine"
+
+
+def test_a_reader_loads_the_torch_document_model_only_on_first_use(
+    tmp_path: Path, embedder: SentenceTransformerEmbedder
+) -> None:
+    """lazy_documents (reader processes): same identity and token counts before the load, the
+    model check by the ONNX twin, torch's own vectors once a passage is embedded."""
+    lazy = build_embedder(
+        default_model_path(), ModelRuntime.AUTO, onnx_cache=cache_root(), lazy_documents=True
+    )
+    assert isinstance(lazy, SplitRuntimeEmbedder)
+    documents = lazy.documents
+    assert isinstance(documents, LazyEmbedder) and not documents.loaded
+    identity = (lazy.model_name, lazy.dimension, lazy.max_tokens, lazy.device)
+    assert identity == (embedder.model_name, embedder.dimension, embedder.max_tokens, "cpu")
+    assert lazy.additive_token_counts == embedder.additive_token_counts
+    texts = [f.read_text("utf-8") for f in sorted(DEMO_CORPUS.glob("*.md"))]
+    texts += [line for text in texts for line in text.splitlines() if line.strip()]
+    assert [lazy.count_tokens(t) for t in texts] == embedder.count_tokens_batch(texts)
+    onnx = load_onnx_embedder(Path(default_model_path()), cache_root(), ModelRuntime.ONNX)
+    np.testing.assert_array_equal(lazy.embed_queries(QUERIES), onnx.embed_queries(QUERIES))
+    config = CollectionConfig(embedding_model=embedder.model_name, embedding_dim=384)
+    collection = Collection.open("faq", tmp_path / "faq", config)
+    try:
+        passages = [Document("d0", PASSAGES[0], SourceType.TEXT, "d0.txt")]
+        Indexer(embedder, 200, 1 << 20).index(collection, passages)
+        assert without_loading(lazy) is lazy.queries
+        ModelCheck(without_loading(lazy)).require(collection)
+    finally:
+        collection.close()
+    assert not documents.loaded  # nothing so far needed the torch model
+    np.testing.assert_allclose(
+        lazy.embed_documents(PASSAGES), embedder.embed_documents(PASSAGES), atol=1e-6
+    )
+    assert documents.loaded and without_loading(lazy) is lazy
+    assert lazy.count_tokens(PASSAGES[1]) == embedder.count_tokens(PASSAGES[1])

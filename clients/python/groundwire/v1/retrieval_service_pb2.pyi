@@ -220,12 +220,32 @@ class ClearCacheRequest(_message.Message):
     def __init__(self, collection: _Optional[str] = ...) -> None: ...
 
 class ClearCacheResponse(_message.Message):
-    __slots__ = ("retrieval_entries", "embedding_entries")
+    __slots__ = ("retrieval_entries", "embedding_entries", "processes", "complete")
     RETRIEVAL_ENTRIES_FIELD_NUMBER: _ClassVar[int]
     EMBEDDING_ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    PROCESSES_FIELD_NUMBER: _ClassVar[int]
+    COMPLETE_FIELD_NUMBER: _ClassVar[int]
     retrieval_entries: int
     embedding_entries: int
-    def __init__(self, retrieval_entries: _Optional[int] = ..., embedding_entries: _Optional[int] = ...) -> None: ...
+    processes: _containers.RepeatedCompositeFieldContainer[ProcessCacheClear]
+    complete: bool
+    def __init__(self, retrieval_entries: _Optional[int] = ..., embedding_entries: _Optional[int] = ..., processes: _Optional[_Iterable[_Union[ProcessCacheClear, _Mapping]]] = ..., complete: _Optional[bool] = ...) -> None: ...
+
+class ProcessCacheClear(_message.Message):
+    __slots__ = ("process", "pid", "cleared", "retrieval_entries", "embedding_entries", "error")
+    PROCESS_FIELD_NUMBER: _ClassVar[int]
+    PID_FIELD_NUMBER: _ClassVar[int]
+    CLEARED_FIELD_NUMBER: _ClassVar[int]
+    RETRIEVAL_ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDING_ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    process: int
+    pid: int
+    cleared: bool
+    retrieval_entries: int
+    embedding_entries: int
+    error: str
+    def __init__(self, process: _Optional[int] = ..., pid: _Optional[int] = ..., cleared: _Optional[bool] = ..., retrieval_entries: _Optional[int] = ..., embedding_entries: _Optional[int] = ..., error: _Optional[str] = ...) -> None: ...
 
 class AnswerRequest(_message.Message):
     __slots__ = ("retrieve", "template", "temperature", "max_tokens", "rewrite")

@@ -79,7 +79,8 @@ class RetrievalServiceServicer:
 
     def ClearCache(self, request, context):
         """ClearCache empties the query-embedding and retrieval caches (of one collection, or of all the
-        caller's collections). Requires the writer or admin role.
+        caller's collections) of every process of the server (server.processes), whichever process
+        receives the call. Requires the writer or admin role.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

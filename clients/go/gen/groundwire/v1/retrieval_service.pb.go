@@ -1234,15 +1234,21 @@ func (x *ClearCacheRequest) GetCollection() string {
 	return ""
 }
 
-// ClearCacheResponse reports how much was cleared.
+// ClearCacheResponse reports how much was cleared, in total and by each process.
 type ClearCacheResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Retrieval cache entries removed.
+	// Retrieval cache entries removed (all processes).
 	RetrievalEntries uint64 `protobuf:"varint,1,opt,name=retrieval_entries,json=retrievalEntries,proto3" json:"retrieval_entries,omitempty"`
-	// Query-embedding cache entries removed.
+	// Query-embedding cache entries removed (all processes).
 	EmbeddingEntries uint64 `protobuf:"varint,2,opt,name=embedding_entries,json=embeddingEntries,proto3" json:"embedding_entries,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Each process of the server: the primary (or the single process) first, then every reader.
+	Processes []*ProcessCacheClear `protobuf:"bytes,3,rep,name=processes,proto3" json:"processes,omitempty"`
+	// True when every process's caches were cleared. False when a reader was restarting or did
+	// not answer in time (its entry says which): its caches may still hold entries (never stale
+	// ones: entries are checked against the collection's version); call ClearCache again.
+	Complete      bool `protobuf:"varint,4,opt,name=complete,proto3" json:"complete,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ClearCacheResponse) Reset() {
@@ -1289,6 +1295,111 @@ func (x *ClearCacheResponse) GetEmbeddingEntries() uint64 {
 	return 0
 }
 
+func (x *ClearCacheResponse) GetProcesses() []*ProcessCacheClear {
+	if x != nil {
+		return x.Processes
+	}
+	return nil
+}
+
+func (x *ClearCacheResponse) GetComplete() bool {
+	if x != nil {
+		return x.Complete
+	}
+	return false
+}
+
+// ProcessCacheClear is what ClearCache cleared in one process of the server.
+type ProcessCacheClear struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// 0 for the primary (or a single process), 1.. for reader processes.
+	Process uint32 `protobuf:"varint,1,opt,name=process,proto3" json:"process,omitempty"`
+	// Operating-system process id; 0 when the process was not running.
+	Pid uint32 `protobuf:"varint,2,opt,name=pid,proto3" json:"pid,omitempty"`
+	// Whether this process's caches were cleared.
+	Cleared bool `protobuf:"varint,3,opt,name=cleared,proto3" json:"cleared,omitempty"`
+	// Retrieval cache entries this process removed.
+	RetrievalEntries uint64 `protobuf:"varint,4,opt,name=retrieval_entries,json=retrievalEntries,proto3" json:"retrieval_entries,omitempty"`
+	// Query-embedding cache entries this process removed.
+	EmbeddingEntries uint64 `protobuf:"varint,5,opt,name=embedding_entries,json=embeddingEntries,proto3" json:"embedding_entries,omitempty"`
+	// Why the caches were not cleared (empty when they were).
+	Error         string `protobuf:"bytes,6,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProcessCacheClear) Reset() {
+	*x = ProcessCacheClear{}
+	mi := &file_groundwire_v1_retrieval_service_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProcessCacheClear) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProcessCacheClear) ProtoMessage() {}
+
+func (x *ProcessCacheClear) ProtoReflect() protoreflect.Message {
+	mi := &file_groundwire_v1_retrieval_service_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProcessCacheClear.ProtoReflect.Descriptor instead.
+func (*ProcessCacheClear) Descriptor() ([]byte, []int) {
+	return file_groundwire_v1_retrieval_service_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ProcessCacheClear) GetProcess() uint32 {
+	if x != nil {
+		return x.Process
+	}
+	return 0
+}
+
+func (x *ProcessCacheClear) GetPid() uint32 {
+	if x != nil {
+		return x.Pid
+	}
+	return 0
+}
+
+func (x *ProcessCacheClear) GetCleared() bool {
+	if x != nil {
+		return x.Cleared
+	}
+	return false
+}
+
+func (x *ProcessCacheClear) GetRetrievalEntries() uint64 {
+	if x != nil {
+		return x.RetrievalEntries
+	}
+	return 0
+}
+
+func (x *ProcessCacheClear) GetEmbeddingEntries() uint64 {
+	if x != nil {
+		return x.EmbeddingEntries
+	}
+	return 0
+}
+
+func (x *ProcessCacheClear) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
 // AnswerRequest asks for a generated answer grounded in retrieved chunks.
 type AnswerRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1313,7 +1424,7 @@ type AnswerRequest struct {
 
 func (x *AnswerRequest) Reset() {
 	*x = AnswerRequest{}
-	mi := &file_groundwire_v1_retrieval_service_proto_msgTypes[12]
+	mi := &file_groundwire_v1_retrieval_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1325,7 +1436,7 @@ func (x *AnswerRequest) String() string {
 func (*AnswerRequest) ProtoMessage() {}
 
 func (x *AnswerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_groundwire_v1_retrieval_service_proto_msgTypes[12]
+	mi := &file_groundwire_v1_retrieval_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1338,7 +1449,7 @@ func (x *AnswerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnswerRequest.ProtoReflect.Descriptor instead.
 func (*AnswerRequest) Descriptor() ([]byte, []int) {
-	return file_groundwire_v1_retrieval_service_proto_rawDescGZIP(), []int{12}
+	return file_groundwire_v1_retrieval_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *AnswerRequest) GetRetrieve() *RetrieveRequest {
@@ -1389,7 +1500,7 @@ type AnswerStarted struct {
 
 func (x *AnswerStarted) Reset() {
 	*x = AnswerStarted{}
-	mi := &file_groundwire_v1_retrieval_service_proto_msgTypes[13]
+	mi := &file_groundwire_v1_retrieval_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1401,7 +1512,7 @@ func (x *AnswerStarted) String() string {
 func (*AnswerStarted) ProtoMessage() {}
 
 func (x *AnswerStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_groundwire_v1_retrieval_service_proto_msgTypes[13]
+	mi := &file_groundwire_v1_retrieval_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1414,7 +1525,7 @@ func (x *AnswerStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnswerStarted.ProtoReflect.Descriptor instead.
 func (*AnswerStarted) Descriptor() ([]byte, []int) {
-	return file_groundwire_v1_retrieval_service_proto_rawDescGZIP(), []int{13}
+	return file_groundwire_v1_retrieval_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *AnswerStarted) GetRetrieval() *RetrieveResponse {
@@ -1442,7 +1553,7 @@ type AnswerDelta struct {
 
 func (x *AnswerDelta) Reset() {
 	*x = AnswerDelta{}
-	mi := &file_groundwire_v1_retrieval_service_proto_msgTypes[14]
+	mi := &file_groundwire_v1_retrieval_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1454,7 +1565,7 @@ func (x *AnswerDelta) String() string {
 func (*AnswerDelta) ProtoMessage() {}
 
 func (x *AnswerDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_groundwire_v1_retrieval_service_proto_msgTypes[14]
+	mi := &file_groundwire_v1_retrieval_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1467,7 +1578,7 @@ func (x *AnswerDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnswerDelta.ProtoReflect.Descriptor instead.
 func (*AnswerDelta) Descriptor() ([]byte, []int) {
-	return file_groundwire_v1_retrieval_service_proto_rawDescGZIP(), []int{14}
+	return file_groundwire_v1_retrieval_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *AnswerDelta) GetText() string {
@@ -1490,7 +1601,7 @@ type TokenUsage struct {
 
 func (x *TokenUsage) Reset() {
 	*x = TokenUsage{}
-	mi := &file_groundwire_v1_retrieval_service_proto_msgTypes[15]
+	mi := &file_groundwire_v1_retrieval_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1502,7 +1613,7 @@ func (x *TokenUsage) String() string {
 func (*TokenUsage) ProtoMessage() {}
 
 func (x *TokenUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_groundwire_v1_retrieval_service_proto_msgTypes[15]
+	mi := &file_groundwire_v1_retrieval_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1515,7 +1626,7 @@ func (x *TokenUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TokenUsage.ProtoReflect.Descriptor instead.
 func (*TokenUsage) Descriptor() ([]byte, []int) {
-	return file_groundwire_v1_retrieval_service_proto_rawDescGZIP(), []int{15}
+	return file_groundwire_v1_retrieval_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *TokenUsage) GetPromptTokens() uint32 {
@@ -1561,7 +1672,7 @@ type AnswerSummary struct {
 
 func (x *AnswerSummary) Reset() {
 	*x = AnswerSummary{}
-	mi := &file_groundwire_v1_retrieval_service_proto_msgTypes[16]
+	mi := &file_groundwire_v1_retrieval_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1573,7 +1684,7 @@ func (x *AnswerSummary) String() string {
 func (*AnswerSummary) ProtoMessage() {}
 
 func (x *AnswerSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_groundwire_v1_retrieval_service_proto_msgTypes[16]
+	mi := &file_groundwire_v1_retrieval_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1586,7 +1697,7 @@ func (x *AnswerSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnswerSummary.ProtoReflect.Descriptor instead.
 func (*AnswerSummary) Descriptor() ([]byte, []int) {
-	return file_groundwire_v1_retrieval_service_proto_rawDescGZIP(), []int{16}
+	return file_groundwire_v1_retrieval_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *AnswerSummary) GetFinishReason() string {
@@ -1676,7 +1787,7 @@ type AnswerResponse struct {
 
 func (x *AnswerResponse) Reset() {
 	*x = AnswerResponse{}
-	mi := &file_groundwire_v1_retrieval_service_proto_msgTypes[17]
+	mi := &file_groundwire_v1_retrieval_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1688,7 +1799,7 @@ func (x *AnswerResponse) String() string {
 func (*AnswerResponse) ProtoMessage() {}
 
 func (x *AnswerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_groundwire_v1_retrieval_service_proto_msgTypes[17]
+	mi := &file_groundwire_v1_retrieval_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1701,7 +1812,7 @@ func (x *AnswerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnswerResponse.ProtoReflect.Descriptor instead.
 func (*AnswerResponse) Descriptor() ([]byte, []int) {
-	return file_groundwire_v1_retrieval_service_proto_rawDescGZIP(), []int{17}
+	return file_groundwire_v1_retrieval_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *AnswerResponse) GetEvent() isAnswerResponse_Event {
@@ -1874,10 +1985,19 @@ const file_groundwire_v1_retrieval_service_proto_rawDesc = "" +
 	"\x11ClearCacheRequest\x12\x1e\n" +
 	"\n" +
 	"collection\x18\x01 \x01(\tR\n" +
-	"collection\"n\n" +
+	"collection\"\xca\x01\n" +
 	"\x12ClearCacheResponse\x12+\n" +
 	"\x11retrieval_entries\x18\x01 \x01(\x04R\x10retrievalEntries\x12+\n" +
-	"\x11embedding_entries\x18\x02 \x01(\x04R\x10embeddingEntries\"\xeb\x01\n" +
+	"\x11embedding_entries\x18\x02 \x01(\x04R\x10embeddingEntries\x12>\n" +
+	"\tprocesses\x18\x03 \x03(\v2 .groundwire.v1.ProcessCacheClearR\tprocesses\x12\x1a\n" +
+	"\bcomplete\x18\x04 \x01(\bR\bcomplete\"\xc9\x01\n" +
+	"\x11ProcessCacheClear\x12\x18\n" +
+	"\aprocess\x18\x01 \x01(\rR\aprocess\x12\x10\n" +
+	"\x03pid\x18\x02 \x01(\rR\x03pid\x12\x18\n" +
+	"\acleared\x18\x03 \x01(\bR\acleared\x12+\n" +
+	"\x11retrieval_entries\x18\x04 \x01(\x04R\x10retrievalEntries\x12+\n" +
+	"\x11embedding_entries\x18\x05 \x01(\x04R\x10embeddingEntries\x12\x14\n" +
+	"\x05error\x18\x06 \x01(\tR\x05error\"\xeb\x01\n" +
 	"\rAnswerRequest\x12:\n" +
 	"\bretrieve\x18\x01 \x01(\v2\x1e.groundwire.v1.RetrieveRequestR\bretrieve\x12\x1a\n" +
 	"\btemplate\x18\x02 \x01(\tR\btemplate\x12%\n" +
@@ -1949,7 +2069,7 @@ func file_groundwire_v1_retrieval_service_proto_rawDescGZIP() []byte {
 }
 
 var file_groundwire_v1_retrieval_service_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_groundwire_v1_retrieval_service_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_groundwire_v1_retrieval_service_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_groundwire_v1_retrieval_service_proto_goTypes = []any{
 	(RetrievalMode)(0),         // 0: groundwire.v1.RetrievalMode
 	(FusionMethod)(0),          // 1: groundwire.v1.FusionMethod
@@ -1966,54 +2086,56 @@ var file_groundwire_v1_retrieval_service_proto_goTypes = []any{
 	(*RetrieveResponse)(nil),   // 12: groundwire.v1.RetrieveResponse
 	(*ClearCacheRequest)(nil),  // 13: groundwire.v1.ClearCacheRequest
 	(*ClearCacheResponse)(nil), // 14: groundwire.v1.ClearCacheResponse
-	(*AnswerRequest)(nil),      // 15: groundwire.v1.AnswerRequest
-	(*AnswerStarted)(nil),      // 16: groundwire.v1.AnswerStarted
-	(*AnswerDelta)(nil),        // 17: groundwire.v1.AnswerDelta
-	(*TokenUsage)(nil),         // 18: groundwire.v1.TokenUsage
-	(*AnswerSummary)(nil),      // 19: groundwire.v1.AnswerSummary
-	(*AnswerResponse)(nil),     // 20: groundwire.v1.AnswerResponse
-	(*Filters)(nil),            // 21: groundwire.v1.Filters
-	(RiskLevel)(0),             // 22: groundwire.v1.RiskLevel
-	(*Chunk)(nil),              // 23: groundwire.v1.Chunk
-	(*ChunkScores)(nil),        // 24: groundwire.v1.ChunkScores
+	(*ProcessCacheClear)(nil),  // 15: groundwire.v1.ProcessCacheClear
+	(*AnswerRequest)(nil),      // 16: groundwire.v1.AnswerRequest
+	(*AnswerStarted)(nil),      // 17: groundwire.v1.AnswerStarted
+	(*AnswerDelta)(nil),        // 18: groundwire.v1.AnswerDelta
+	(*TokenUsage)(nil),         // 19: groundwire.v1.TokenUsage
+	(*AnswerSummary)(nil),      // 20: groundwire.v1.AnswerSummary
+	(*AnswerResponse)(nil),     // 21: groundwire.v1.AnswerResponse
+	(*Filters)(nil),            // 22: groundwire.v1.Filters
+	(RiskLevel)(0),             // 23: groundwire.v1.RiskLevel
+	(*Chunk)(nil),              // 24: groundwire.v1.Chunk
+	(*ChunkScores)(nil),        // 25: groundwire.v1.ChunkScores
 }
 var file_groundwire_v1_retrieval_service_proto_depIdxs = []int32{
 	0,  // 0: groundwire.v1.HybridParams.mode:type_name -> groundwire.v1.RetrievalMode
 	1,  // 1: groundwire.v1.HybridParams.fusion:type_name -> groundwire.v1.FusionMethod
 	2,  // 2: groundwire.v1.ExpansionPolicy.strategy:type_name -> groundwire.v1.ExpansionStrategy
-	21, // 3: groundwire.v1.RetrieveRequest.filters:type_name -> groundwire.v1.Filters
-	22, // 4: groundwire.v1.RetrieveRequest.max_risk_level:type_name -> groundwire.v1.RiskLevel
+	22, // 3: groundwire.v1.RetrieveRequest.filters:type_name -> groundwire.v1.Filters
+	23, // 4: groundwire.v1.RetrieveRequest.max_risk_level:type_name -> groundwire.v1.RiskLevel
 	3,  // 5: groundwire.v1.RetrieveRequest.hybrid:type_name -> groundwire.v1.HybridParams
 	4,  // 6: groundwire.v1.RetrieveRequest.expansion:type_name -> groundwire.v1.ExpansionPolicy
 	5,  // 7: groundwire.v1.RetrieveRequest.rerank:type_name -> groundwire.v1.RerankParams
 	6,  // 8: groundwire.v1.RetrieveRequest.budget:type_name -> groundwire.v1.ContextBudget
-	23, // 9: groundwire.v1.Hit.chunk:type_name -> groundwire.v1.Chunk
-	24, // 10: groundwire.v1.Hit.scores:type_name -> groundwire.v1.ChunkScores
+	24, // 9: groundwire.v1.Hit.chunk:type_name -> groundwire.v1.Chunk
+	25, // 10: groundwire.v1.Hit.scores:type_name -> groundwire.v1.ChunkScores
 	9,  // 11: groundwire.v1.RetrievedContext.citations:type_name -> groundwire.v1.Citation
 	8,  // 12: groundwire.v1.RetrieveResponse.hits:type_name -> groundwire.v1.Hit
 	10, // 13: groundwire.v1.RetrieveResponse.context:type_name -> groundwire.v1.RetrievedContext
 	0,  // 14: groundwire.v1.RetrieveResponse.mode:type_name -> groundwire.v1.RetrievalMode
 	1,  // 15: groundwire.v1.RetrieveResponse.fusion:type_name -> groundwire.v1.FusionMethod
 	11, // 16: groundwire.v1.RetrieveResponse.timings:type_name -> groundwire.v1.StageTiming
-	7,  // 17: groundwire.v1.AnswerRequest.retrieve:type_name -> groundwire.v1.RetrieveRequest
-	12, // 18: groundwire.v1.AnswerStarted.retrieval:type_name -> groundwire.v1.RetrieveResponse
-	18, // 19: groundwire.v1.AnswerSummary.usage:type_name -> groundwire.v1.TokenUsage
-	9,  // 20: groundwire.v1.AnswerSummary.citations:type_name -> groundwire.v1.Citation
-	11, // 21: groundwire.v1.AnswerSummary.timings:type_name -> groundwire.v1.StageTiming
-	16, // 22: groundwire.v1.AnswerResponse.started:type_name -> groundwire.v1.AnswerStarted
-	17, // 23: groundwire.v1.AnswerResponse.delta:type_name -> groundwire.v1.AnswerDelta
-	19, // 24: groundwire.v1.AnswerResponse.summary:type_name -> groundwire.v1.AnswerSummary
-	7,  // 25: groundwire.v1.RetrievalService.Retrieve:input_type -> groundwire.v1.RetrieveRequest
-	15, // 26: groundwire.v1.RetrievalService.Answer:input_type -> groundwire.v1.AnswerRequest
-	13, // 27: groundwire.v1.RetrievalService.ClearCache:input_type -> groundwire.v1.ClearCacheRequest
-	12, // 28: groundwire.v1.RetrievalService.Retrieve:output_type -> groundwire.v1.RetrieveResponse
-	20, // 29: groundwire.v1.RetrievalService.Answer:output_type -> groundwire.v1.AnswerResponse
-	14, // 30: groundwire.v1.RetrievalService.ClearCache:output_type -> groundwire.v1.ClearCacheResponse
-	28, // [28:31] is the sub-list for method output_type
-	25, // [25:28] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	15, // 17: groundwire.v1.ClearCacheResponse.processes:type_name -> groundwire.v1.ProcessCacheClear
+	7,  // 18: groundwire.v1.AnswerRequest.retrieve:type_name -> groundwire.v1.RetrieveRequest
+	12, // 19: groundwire.v1.AnswerStarted.retrieval:type_name -> groundwire.v1.RetrieveResponse
+	19, // 20: groundwire.v1.AnswerSummary.usage:type_name -> groundwire.v1.TokenUsage
+	9,  // 21: groundwire.v1.AnswerSummary.citations:type_name -> groundwire.v1.Citation
+	11, // 22: groundwire.v1.AnswerSummary.timings:type_name -> groundwire.v1.StageTiming
+	17, // 23: groundwire.v1.AnswerResponse.started:type_name -> groundwire.v1.AnswerStarted
+	18, // 24: groundwire.v1.AnswerResponse.delta:type_name -> groundwire.v1.AnswerDelta
+	20, // 25: groundwire.v1.AnswerResponse.summary:type_name -> groundwire.v1.AnswerSummary
+	7,  // 26: groundwire.v1.RetrievalService.Retrieve:input_type -> groundwire.v1.RetrieveRequest
+	16, // 27: groundwire.v1.RetrievalService.Answer:input_type -> groundwire.v1.AnswerRequest
+	13, // 28: groundwire.v1.RetrievalService.ClearCache:input_type -> groundwire.v1.ClearCacheRequest
+	12, // 29: groundwire.v1.RetrievalService.Retrieve:output_type -> groundwire.v1.RetrieveResponse
+	21, // 30: groundwire.v1.RetrievalService.Answer:output_type -> groundwire.v1.AnswerResponse
+	14, // 31: groundwire.v1.RetrievalService.ClearCache:output_type -> groundwire.v1.ClearCacheResponse
+	29, // [29:32] is the sub-list for method output_type
+	26, // [26:29] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_groundwire_v1_retrieval_service_proto_init() }
@@ -2030,8 +2152,8 @@ func file_groundwire_v1_retrieval_service_proto_init() {
 		(*ContextBudget_MaxChars)(nil),
 	}
 	file_groundwire_v1_retrieval_service_proto_msgTypes[4].OneofWrappers = []any{}
-	file_groundwire_v1_retrieval_service_proto_msgTypes[12].OneofWrappers = []any{}
-	file_groundwire_v1_retrieval_service_proto_msgTypes[17].OneofWrappers = []any{
+	file_groundwire_v1_retrieval_service_proto_msgTypes[13].OneofWrappers = []any{}
+	file_groundwire_v1_retrieval_service_proto_msgTypes[18].OneofWrappers = []any{
 		(*AnswerResponse_Started)(nil),
 		(*AnswerResponse_Delta)(nil),
 		(*AnswerResponse_Summary)(nil),
@@ -2042,7 +2164,7 @@ func file_groundwire_v1_retrieval_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_groundwire_v1_retrieval_service_proto_rawDesc), len(file_groundwire_v1_retrieval_service_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   18,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

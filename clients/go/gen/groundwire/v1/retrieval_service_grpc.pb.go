@@ -41,7 +41,8 @@ type RetrievalServiceClient interface {
 	// a summary with validated citations. Errors end the stream as a gRPC status.
 	Answer(ctx context.Context, in *AnswerRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[AnswerResponse], error)
 	// ClearCache empties the query-embedding and retrieval caches (of one collection, or of all the
-	// caller's collections). Requires the writer or admin role.
+	// caller's collections) of every process of the server (server.processes), whichever process
+	// receives the call. Requires the writer or admin role.
 	ClearCache(ctx context.Context, in *ClearCacheRequest, opts ...grpc.CallOption) (*ClearCacheResponse, error)
 }
 
@@ -109,7 +110,8 @@ type RetrievalServiceServer interface {
 	// a summary with validated citations. Errors end the stream as a gRPC status.
 	Answer(*AnswerRequest, grpc.ServerStreamingServer[AnswerResponse]) error
 	// ClearCache empties the query-embedding and retrieval caches (of one collection, or of all the
-	// caller's collections). Requires the writer or admin role.
+	// caller's collections) of every process of the server (server.processes), whichever process
+	// receives the call. Requires the writer or admin role.
 	ClearCache(context.Context, *ClearCacheRequest) (*ClearCacheResponse, error)
 	mustEmbedUnimplementedRetrievalServiceServer()
 }

@@ -430,12 +430,36 @@ export interface ClearCacheRequest {
   collection: string;
 }
 
-/** ClearCacheResponse reports how much was cleared. */
+/** ClearCacheResponse reports how much was cleared, in total and by each process. */
 export interface ClearCacheResponse {
-  /** Retrieval cache entries removed. */
+  /** Retrieval cache entries removed (all processes). */
   retrievalEntries: number;
-  /** Query-embedding cache entries removed. */
+  /** Query-embedding cache entries removed (all processes). */
   embeddingEntries: number;
+  /** Each process of the server: the primary (or the single process) first, then every reader. */
+  processes: ProcessCacheClear[];
+  /**
+   * True when every process's caches were cleared. False when a reader was restarting or did
+   * not answer in time (its entry says which): its caches may still hold entries (never stale
+   * ones: entries are checked against the collection's version); call ClearCache again.
+   */
+  complete: boolean;
+}
+
+/** ProcessCacheClear is what ClearCache cleared in one process of the server. */
+export interface ProcessCacheClear {
+  /** 0 for the primary (or a single process), 1.. for reader processes. */
+  process: number;
+  /** Operating-system process id; 0 when the process was not running. */
+  pid: number;
+  /** Whether this process's caches were cleared. */
+  cleared: boolean;
+  /** Retrieval cache entries this process removed. */
+  retrievalEntries: number;
+  /** Query-embedding cache entries this process removed. */
+  embeddingEntries: number;
+  /** Why the caches were not cleared (empty when they were). */
+  error: string;
 }
 
 /** AnswerRequest asks for a generated answer grounded in retrieved chunks. */
@@ -2347,7 +2371,7 @@ export const ClearCacheRequest: MessageFns<ClearCacheRequest> = {
 };
 
 function createBaseClearCacheResponse(): ClearCacheResponse {
-  return { retrievalEntries: 0, embeddingEntries: 0 };
+  return { retrievalEntries: 0, embeddingEntries: 0, processes: [], complete: false };
 }
 
 export const ClearCacheResponse: MessageFns<ClearCacheResponse> = {
@@ -2357,6 +2381,12 @@ export const ClearCacheResponse: MessageFns<ClearCacheResponse> = {
     }
     if (message.embeddingEntries !== 0) {
       writer.uint32(16).uint64(message.embeddingEntries);
+    }
+    for (const v of message.processes) {
+      ProcessCacheClear.encode(v!, writer.uint32(26).fork()).join();
+    }
+    if (message.complete !== false) {
+      writer.uint32(32).bool(message.complete);
     }
     return writer;
   },
@@ -2390,6 +2420,22 @@ export const ClearCacheResponse: MessageFns<ClearCacheResponse> = {
             message.embeddingEntries = longToNumber(reader.uint64());
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.processes.push(ProcessCacheClear.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.complete = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2414,6 +2460,10 @@ export const ClearCacheResponse: MessageFns<ClearCacheResponse> = {
         : isSet(object.embedding_entries)
         ? globalThis.Number(object.embedding_entries)
         : 0,
+      processes: globalThis.Array.isArray(object?.processes)
+        ? object.processes.map((e: any) => ProcessCacheClear.fromJSON(e))
+        : [],
+      complete: isSet(object.complete) ? globalThis.Boolean(object.complete) : false,
     };
   },
 
@@ -2425,6 +2475,12 @@ export const ClearCacheResponse: MessageFns<ClearCacheResponse> = {
     if (message.embeddingEntries !== 0) {
       obj.embeddingEntries = Math.round(message.embeddingEntries);
     }
+    if (message.processes?.length) {
+      obj.processes = message.processes.map((e) => ProcessCacheClear.toJSON(e));
+    }
+    if (message.complete !== false) {
+      obj.complete = message.complete;
+    }
     return obj;
   },
 
@@ -2435,6 +2491,165 @@ export const ClearCacheResponse: MessageFns<ClearCacheResponse> = {
     const message = createBaseClearCacheResponse();
     message.retrievalEntries = object.retrievalEntries ?? 0;
     message.embeddingEntries = object.embeddingEntries ?? 0;
+    message.processes = object.processes?.map((e) => ProcessCacheClear.fromPartial(e)) || [];
+    message.complete = object.complete ?? false;
+    return message;
+  },
+};
+
+function createBaseProcessCacheClear(): ProcessCacheClear {
+  return { process: 0, pid: 0, cleared: false, retrievalEntries: 0, embeddingEntries: 0, error: "" };
+}
+
+export const ProcessCacheClear: MessageFns<ProcessCacheClear> = {
+  encode(message: ProcessCacheClear, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.process !== 0) {
+      writer.uint32(8).uint32(message.process);
+    }
+    if (message.pid !== 0) {
+      writer.uint32(16).uint32(message.pid);
+    }
+    if (message.cleared !== false) {
+      writer.uint32(24).bool(message.cleared);
+    }
+    if (message.retrievalEntries !== 0) {
+      writer.uint32(32).uint64(message.retrievalEntries);
+    }
+    if (message.embeddingEntries !== 0) {
+      writer.uint32(40).uint64(message.embeddingEntries);
+    }
+    if (message.error !== "") {
+      writer.uint32(50).string(message.error);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ProcessCacheClear {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseProcessCacheClear();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.process = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.pid = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.cleared = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.retrievalEntries = longToNumber(reader.uint64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.embeddingEntries = longToNumber(reader.uint64());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.error = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ProcessCacheClear {
+    return {
+      process: isSet(object.process) ? globalThis.Number(object.process) : 0,
+      pid: isSet(object.pid) ? globalThis.Number(object.pid) : 0,
+      cleared: isSet(object.cleared) ? globalThis.Boolean(object.cleared) : false,
+      retrievalEntries: isSet(object.retrievalEntries)
+        ? globalThis.Number(object.retrievalEntries)
+        : isSet(object.retrieval_entries)
+        ? globalThis.Number(object.retrieval_entries)
+        : 0,
+      embeddingEntries: isSet(object.embeddingEntries)
+        ? globalThis.Number(object.embeddingEntries)
+        : isSet(object.embedding_entries)
+        ? globalThis.Number(object.embedding_entries)
+        : 0,
+      error: isSet(object.error) ? globalThis.String(object.error) : "",
+    };
+  },
+
+  toJSON(message: ProcessCacheClear): unknown {
+    const obj: any = {};
+    if (message.process !== 0) {
+      obj.process = Math.round(message.process);
+    }
+    if (message.pid !== 0) {
+      obj.pid = Math.round(message.pid);
+    }
+    if (message.cleared !== false) {
+      obj.cleared = message.cleared;
+    }
+    if (message.retrievalEntries !== 0) {
+      obj.retrievalEntries = Math.round(message.retrievalEntries);
+    }
+    if (message.embeddingEntries !== 0) {
+      obj.embeddingEntries = Math.round(message.embeddingEntries);
+    }
+    if (message.error !== "") {
+      obj.error = message.error;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ProcessCacheClear>): ProcessCacheClear {
+    return ProcessCacheClear.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ProcessCacheClear>): ProcessCacheClear {
+    const message = createBaseProcessCacheClear();
+    message.process = object.process ?? 0;
+    message.pid = object.pid ?? 0;
+    message.cleared = object.cleared ?? false;
+    message.retrievalEntries = object.retrievalEntries ?? 0;
+    message.embeddingEntries = object.embeddingEntries ?? 0;
+    message.error = object.error ?? "";
     return message;
   },
 };
@@ -3209,7 +3424,8 @@ export const RetrievalServiceService = {
   },
   /**
    * ClearCache empties the query-embedding and retrieval caches (of one collection, or of all the
-   * caller's collections). Requires the writer or admin role.
+   * caller's collections) of every process of the server (server.processes), whichever process
+   * receives the call. Requires the writer or admin role.
    */
   clearCache: {
     path: "/groundwire.v1.RetrievalService/ClearCache" as const,
@@ -3238,7 +3454,8 @@ export interface RetrievalServiceServer extends UntypedServiceImplementation {
   answer: handleServerStreamingCall<AnswerRequest, AnswerResponse>;
   /**
    * ClearCache empties the query-embedding and retrieval caches (of one collection, or of all the
-   * caller's collections). Requires the writer or admin role.
+   * caller's collections) of every process of the server (server.processes), whichever process
+   * receives the call. Requires the writer or admin role.
    */
   clearCache: handleUnaryCall<ClearCacheRequest, ClearCacheResponse>;
 }
@@ -3278,7 +3495,8 @@ export interface RetrievalServiceClient extends Client {
   ): ClientReadableStream<AnswerResponse>;
   /**
    * ClearCache empties the query-embedding and retrieval caches (of one collection, or of all the
-   * caller's collections). Requires the writer or admin role.
+   * caller's collections) of every process of the server (server.processes), whichever process
+   * receives the call. Requires the writer or admin role.
    */
   clearCache(
     request: ClearCacheRequest,
