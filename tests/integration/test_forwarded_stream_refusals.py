@@ -5,8 +5,8 @@ connection reached.
 The primary refuses the stream at its first message while the caller (and a reader forwarding
 it) still sends the rest; a reader that let a send racing with that refusal fail the forwarded
 call reported INTERNAL ("Internal error from Core") instead. Many channels, each its own
-connection, land on both processes; the channels on the reader are told apart by its caches
-(ClearCache, forwarded, clears the primary's only), and each sends many refused streams.
+connection, land on both processes (tests/serving_process.py tells which), and each sends many
+refused streams.
 """
 
 from __future__ import annotations
@@ -22,9 +22,8 @@ from grpc_status import rpc_status
 from groundwire.v1 import common_pb2 as common
 from groundwire.v1 import index_service_pb2 as ix
 from groundwire.v1 import index_service_pb2_grpc as ix_grpc
-from groundwire.v1 import retrieval_service_pb2 as rs
-from groundwire.v1 import retrieval_service_pb2_grpc as rs_grpc
 from tests.serve_subprocess import ServeSubprocess
+from tests.serving_process import on_reader
 
 CHANNELS = 12
 ROUNDS = 20  # refused streams per channel
@@ -79,23 +78,6 @@ def _connect(target: str) -> grpc.Channel:
     return channel
 
 
-def _reader_channels(channels: list[grpc.Channel]) -> list[bool]:
-    """Which channels a reader serves: each caches one retrieval in the process serving it, a
-    forwarded ClearCache empties the primary's cache, and only readers' entries remain."""
-    for number, channel in enumerate(channels):
-        rs_grpc.RetrievalServiceStub(channel).Retrieve(
-            rs.RetrieveRequest(query=f"question {number} about notes", collection=COLLECTION)
-        )
-    rs_grpc.RetrievalServiceStub(channels[0]).ClearCache(rs.ClearCacheRequest())
-    return [
-        ix_grpc.IndexServiceStub(channel)
-        .Stats(ix.StatsRequest(collection=COLLECTION))
-        .retrieval_cache_entries
-        > 0
-        for channel in channels
-    ]
-
-
 @pytest.fixture(scope="module")
 def channels(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Channel]]:
     directory = tmp_path_factory.mktemp("refusals")
@@ -111,10 +93,10 @@ def channels(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Channel]
         index.UpsertDocuments(
             iter([ix.UpsertDocumentsRequest(collection=COLLECTION, documents=[note])])
         )
-        on_reader = _reader_channels(opened)
+        readers = on_reader(opened, COLLECTION)
         yield [
             Channel(channel, ix_grpc.IndexServiceStub(channel), reader)
-            for channel, reader in zip(opened, on_reader, strict=True)
+            for channel, reader in zip(opened, readers, strict=True)
         ]
     finally:
         for channel in opened:
