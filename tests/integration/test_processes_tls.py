@@ -109,9 +109,10 @@ def cluster(
 
 
 def test_both_processes_serve_retrieve_over_tls(cluster: TlsCluster) -> None:
-    assert any(cluster.on_reader) and not all(cluster.on_reader), cluster.on_reader
-    for channel in cluster.channels:
-        assert _documents(channel, "retrieval over gRPC") == ["intro"]
+    log = cluster.server.log_text()[-4000:]  # shown on failure: readers restarted, refusals
+    assert any(cluster.on_reader) and not all(cluster.on_reader), (cluster.on_reader, log)
+    found = [_documents(channel, "retrieval over gRPC") for channel in cluster.channels]
+    assert found == [["intro"]] * CHANNELS, (found, log)
 
 
 def test_a_write_sent_to_a_reader_is_forwarded_and_served_by_both(cluster: TlsCluster) -> None:
