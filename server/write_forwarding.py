@@ -9,15 +9,18 @@ The reader admits the call first with the same key ring and role check the prima
 (so a refusal never depends on the primary), and the primary checks it again as it does any
 other call. A cancelled caller cancels the forwarded call.
 
-A known limit of grpc's client: when the primary ends a client-streaming call (UpsertDocuments)
-with an error while this process is still writing the caller's later messages to it, grpc may
-report INTERNAL ("Internal error from Core") instead of the primary's status. Refusals of the
-key or role happen here first, so only errors found after the first message (an unknown
-collection) can meet it, and the write itself is refused either way.
+A client stream is written to the primary by the forwarding handler itself, not handed to grpc
+to consume: when the primary ends the call early (it refuses UpsertDocuments at a message while
+the caller still streams the rest), a send still in flight fails, and grpc's client records that
+failure as the call's status (INTERNAL, "Internal error from Core") over the primary's own when
+the two race. So the sending stops the moment the call has the primary's status, before any
+failed send is looked at, and sends that fail first never hide the status that follows them.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
@@ -25,6 +28,8 @@ import grpc
 from google.protobuf.descriptor import MethodDescriptor
 
 from server.handlers import Admission, Context
+
+logger = logging.getLogger(__name__)
 
 _NOT_FORWARDED = frozenset({"user-agent", "te", "content-type", "grpc-timeout"})
 Metadata = tuple[tuple[str, str | bytes], ...]
@@ -100,12 +105,22 @@ class WriteForwarder:
             method: grpc.aio.StreamUnaryMultiCallable[bytes, bytes] = self._primary().stream_unary(
                 path
             )
-            call = method(
-                requests,
+            call = method(  # no request iterator: `_send_all` writes the caller's messages
                 metadata=forwarded_metadata(context.invocation_metadata()),
                 timeout=context.time_remaining(),
             )
-            return await _single_response(call, context)
+            sending = asyncio.create_task(_send_all(requests, call))
+
+            def stop_sending(_: object) -> None:
+                # runs inside the call's status update, before a failed send can replace it
+                sending.cancel()
+
+            call.add_done_callback(stop_sending)
+            try:
+                return await _single_response(call, context)
+            finally:
+                sending.cancel()
+                await asyncio.gather(sending, return_exceptions=True)
 
         return forward
 
@@ -128,6 +143,27 @@ class WriteForwarder:
                 raise
 
         return forward
+
+
+_ENDED = (grpc.aio.AioRpcError, grpc.aio.InternalError, asyncio.InvalidStateError)
+"""What a write or half-close to a call the primary has ended raises."""
+
+
+async def _send_all(requests: AsyncIterator[bytes], call: Any) -> None:
+    """Write the caller's messages to the forwarded `call`, then half-close it. Cancelled as
+    soon as the call ends; a send the primary no longer reads just stops the sending (the call's
+    status says why); a caller's stream that breaks cancels the call, which would otherwise wait
+    for the rest."""
+    try:
+        async for request in requests:
+            await call.write(request)
+        await call.done_writing()
+    except _ENDED:
+        return
+    except Exception:
+        logger.exception("the caller's stream broke; cancelling the forwarded call")
+        call.cancel()
+        raise
 
 
 async def _single_response(call: Any, context: Context) -> bytes:

@@ -1,10 +1,12 @@
 """`WriteForwarder` passes calls of every kind through unchanged: a real forwarding server (all
 RPCs forwarded) in front of the session's server. Responses, server streams, client streams,
-status codes with their rich details and metadata arrive as if called directly."""
+status codes with their rich details and metadata arrive as if called directly, also the status
+of a client stream the primary refuses while the caller still sends."""
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import threading
 from collections.abc import Iterator
 
@@ -112,3 +114,32 @@ def test_status_codes_and_rich_details_pass_through(forwarded: grpc.Channel) -> 
         rs_grpc.RetrievalServiceStub(forwarded).Retrieve(rs.RetrieveRequest(query=""))
     assert invalid.value.code() is grpc.StatusCode.INVALID_ARGUMENT
     assert rpc_status.from_call(invalid.value).details  # type: ignore[arg-type, union-attr]
+
+
+def test_a_client_stream_refused_midway_ends_with_the_primarys_status(
+    forwarded: grpc.Channel,
+) -> None:
+    # the primary refuses the first message while the caller still streams the rest: a send
+    # racing with that refusal must not turn its status into INTERNAL
+    stub = ix_grpc.IndexServiceStub(forwarded)
+    text = "A note nobody reads, streamed after the refused message. " * 8
+
+    def stream() -> Iterator[ix.UpsertDocumentsRequest]:
+        yield ix.UpsertDocumentsRequest(collection="no-such-collection")
+        for n in range(200):
+            yield ix.UpsertDocumentsRequest(
+                documents=[common.Document(document_id=f"d{n}", text=text)]
+            )
+
+    seen: collections.Counter[tuple[grpc.StatusCode, str]] = collections.Counter()
+    for _ in range(200):
+        with pytest.raises(grpc.RpcError) as raised:
+            stub.UpsertDocuments(stream(), timeout=60)
+        seen[(raised.value.code(), raised.value.details())] += 1
+    assert seen == {
+        (
+            grpc.StatusCode.NOT_FOUND,
+            "collection 'no-such-collection' does not exist; create it "
+            "with CreateCollection or list collections with ListCollections",
+        ): 200
+    }
