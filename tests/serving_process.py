@@ -1,8 +1,10 @@
 """Which process of `serve --processes 2` serves each of several channels (one connection each).
 
-Each channel caches one retrieval in the process that serves it; ClearCache, which a reader
-forwards, empties the primary's cache only; so afterwards the channels whose Stats still report
-cache entries are the reader's. Needs a collection holding at least one document.
+ClearCache empties every process's caches and reports each process's part
+(`ClearCacheResponse.processes`, 0 = the primary). So, channel by channel: empty the caches,
+cache one retrieval through the channel, and clear again: the process that reports the one
+entry is the one serving that channel. Needs a collection holding at least one document and the
+retrieval cache on (the default).
 """
 
 from __future__ import annotations
@@ -11,24 +13,25 @@ from collections.abc import Sequence
 
 import grpc
 
-from groundwire.v1 import index_service_pb2 as ix
-from groundwire.v1 import index_service_pb2_grpc as ix_grpc
 from groundwire.v1 import retrieval_service_pb2 as rs
 from groundwire.v1 import retrieval_service_pb2_grpc as rs_grpc
 
 
+def serving_process(channel: grpc.Channel, collection: str, probe: str) -> int:
+    """The number of the process serving `channel` (0: the primary, 1..: readers)."""
+    stub = rs_grpc.RetrievalServiceStub(channel)
+    stub.ClearCache(rs.ClearCacheRequest(collection=collection))
+    stub.Retrieve(rs.RetrieveRequest(query=probe, collection=collection))
+    cleared = stub.ClearCache(rs.ClearCacheRequest(collection=collection))
+    assert cleared.complete, cleared
+    holding = [p.process for p in cleared.processes if p.retrieval_entries > 0]
+    assert len(holding) == 1, f"one process should hold the probe's entry: {cleared}"
+    return holding[0]
+
+
 def on_reader(channels: Sequence[grpc.Channel], collection: str) -> list[bool]:
-    """For each channel, True when a reader process serves it (its cache entries survive a
-    ClearCache); call it before anything else fills the caches of `collection`."""
-    for number, channel in enumerate(channels):
-        rs_grpc.RetrievalServiceStub(channel).Retrieve(
-            rs.RetrieveRequest(query=f"probe question number {number}", collection=collection)
-        )
-    rs_grpc.RetrievalServiceStub(channels[0]).ClearCache(rs.ClearCacheRequest())
+    """For each channel, True when a reader process serves it."""
     return [
-        ix_grpc.IndexServiceStub(channel)
-        .Stats(ix.StatsRequest(collection=collection))
-        .retrieval_cache_entries
-        > 0
-        for channel in channels
+        serving_process(channel, collection, f"probe question number {number}") > 0
+        for number, channel in enumerate(channels)
     ]
