@@ -395,7 +395,9 @@ def test_a_killed_reader_is_restarted_and_the_server_keeps_serving(cluster: Clus
             restarting.append(cleared.processes[1].error)
         time.sleep(0.2)
     primary.channel.close()
-    assert restarting and set(restarting) == {"restarting: it starts with empty caches"}
+    # the first call may reach the reader before its death is seen (the link then ends)
+    assert "restarting: it starts with empty caches" in restarting
+    assert set(restarting) <= {"restarting: it starts with empty caches", "exited while clearing"}
     assert f"reader process 1 (pid {pid}) exited with -9; starting it again" in (
         cluster.server.log_text()
     )
