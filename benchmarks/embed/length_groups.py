@@ -53,7 +53,7 @@ def _uptime() -> str:
 def _padding(embedder: Any, batch: list[str], overhead: int) -> tuple[int, int, int]:
     """(padded tokens, real tokens, calls) of embedding `batch` with `overhead`."""
     lengths = sorted(len(ids) for ids, _ in embedder.token_rows(batch, query=True))
-    groups = length_groups(lengths, 32, overhead)
+    groups = length_groups(lengths, BATCH_SIZES[-1], overhead)
     padded = sum((stop - start) * lengths[stop - 1] for start, stop in groups)
     return padded, sum(lengths), len(groups)
 

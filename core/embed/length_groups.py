@@ -14,6 +14,7 @@ its tokens on padding; benchmarks/embed/length_groups.py measures the split agai
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 CALL_OVERHEAD_TOKENS = 8
@@ -29,19 +30,17 @@ def length_groups(
     at most `max_rows` rows, minimising `sum(overhead_tokens + rows * lengths[stop - 1])`."""
     if max_rows < 1:
         raise ValueError(f"max_rows must be >= 1, got {max_rows}")
-    if any(b < a for a, b in zip(lengths, lengths[1:], strict=False)):
+    if any(b < a for a, b in itertools.pairwise(lengths)):
         raise ValueError("lengths must be sorted ascending")
     count = len(lengths)
-    best = [0] + [0] * count  # best[j]: least cost of rows [0, j)
-    cut = [0] * (count + 1)
+    best = [0] * (count + 1)  # best[j]: least cost of rows [0, j)
+    cut = [0] * (count + 1)  # cut[j]: where the last group of that split starts
     for stop in range(1, count + 1):
         width = lengths[stop - 1]
-        cheapest, chosen = -1, 0
-        for start in range(max(0, stop - max_rows), stop):
-            cost = best[start] + overhead_tokens + (stop - start) * width
-            if cheapest < 0 or cost < cheapest:
-                cheapest, chosen = cost, start
-        best[stop], cut[stop] = cheapest, chosen
+        best[stop], cut[stop] = min(
+            (best[start] + overhead_tokens + (stop - start) * width, start)
+            for start in range(max(0, stop - max_rows), stop)
+        )
     groups: list[tuple[int, int]] = []
     stop = count
     while stop:
