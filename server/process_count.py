@@ -1,4 +1,5 @@
-"""How many server processes to run (`server.processes`; 0 = one per available core)."""
+"""How many server processes to run (`server.processes`; 0 = one per available core), and how
+many threads each process's query model gets (`model.onnx_threads`; 0 = its share of the cores)."""
 
 from __future__ import annotations
 
@@ -40,3 +41,20 @@ def resolved_processes(settings: Settings) -> int:
     if settings.storage.backend is not StorageBackendKind.LOCAL:
         return 1
     return available_cores()
+
+
+def query_model_threads(configured: int, processes: int, cores: int | None = None) -> int:
+    """onnxruntime intra-op threads of one process's query model: `configured` when set, else the
+    available cores (`cores`, default `available_cores()`) shared among the `processes` server
+    processes, at least one each.
+
+    Left to itself onnxruntime starts a pool of one thread per physical core in every process,
+    so N processes ran N x cores model threads on `cores` cores (and a container's CPU quota was
+    ignored). With the pools waking one another between the graph's operators that cost
+    throughput: on the 2-core machine, 2 processes of 1 thread each against 2 of 2 threads
+    served 4-22 % more Retrieve calls per second at 8 and 32 clients in every cell of two
+    interleaved ghz runs (benchmarks/results/ghz_query_model_threads.md)."""
+    if configured > 0:
+        return configured
+    share = (available_cores() if cores is None else cores) // max(1, processes)
+    return max(1, share)

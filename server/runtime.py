@@ -37,6 +37,7 @@ from core.retrieve.request import RetrievalResult
 from core.tune.collection_embedders import CollectionEmbedders
 from core.tune.tuner import CollectionTuner
 from server.generator_factory import build_context_window, build_generator
+from server.process_count import query_model_threads, resolved_processes
 from server.reranker_factory import build_reranker
 from server.settings import Settings
 from server.storage_factory import build_storage_backend
@@ -106,6 +107,11 @@ class Runtime:
         self.catalog.device = choice.device  # dense engines follow the model (engine_factory)
         path = self.settings.model.embedding_model_path or default_model_path()
         model = self.settings.model
+        processes = resolved_processes(self.settings)
+        threads = query_model_threads(model.onnx_threads, processes)
+        logger.info(
+            "query model: %d onnxruntime thread(s) in each of %d process(es)", threads, processes
+        )
         embedder = build_embedder(
             path,
             model.runtime,
@@ -113,7 +119,7 @@ class Runtime:
             batch_size=model.batch_size,
             cuda_graphs=model.cuda_graphs,
             onnx_cache=onnx_cache_root(model.onnx_cache_dir),
-            onnx_threads=model.onnx_threads,
+            onnx_threads=threads,
             lazy_documents=self.follower,  # a reader embeds queries only (server.processes)
         )
         self._embedder = MicroBatchingEmbedder(

@@ -67,7 +67,9 @@ class ModelSettings:
     # (onnxruntime, GIL released) and documents by torch, each the faster for its inputs; on CUDA
     # torch. onnx variants run on the CPU, built once from the model and verified against torch.
     runtime: ModelRuntime = ModelRuntime.AUTO
-    onnx_threads: int = 0  # onnxruntime intra-op threads per session; 0 = one per core
+    # onnxruntime intra-op threads of each process's query model; 0 = the available cores shared
+    # among the server processes, at least one each (server/process_count.py)
+    onnx_threads: int = 0
     # where the ONNX files are built and cached, keyed by model fingerprint; shared by data
     # directories and processes. Empty: $XDG_CACHE_HOME/groundwire/onnx (~/.cache/...)
     onnx_cache_dir: str = ""
@@ -427,7 +429,11 @@ def validate_settings(settings: Settings) -> None:
         (settings.model.query_batch_max >= 1, "model.query_batch_max", "must be >= 1"),
         (settings.model.query_batch_wait_ms >= 0, "model.query_batch_wait_ms", "must be >= 0"),
         (settings.model.query_queue_max >= 1, "model.query_queue_max", "must be >= 1"),
-        (settings.model.onnx_threads >= 0, "model.onnx_threads", "must be >= 0 (0: one per core)"),
+        (
+            settings.model.onnx_threads >= 0,
+            "model.onnx_threads",
+            "must be >= 0 (0: the cores shared among the server processes)",
+        ),
         (
             32 <= settings.indexing.chunk_max_tokens <= 1024,
             "indexing.chunk_max_tokens",

@@ -114,6 +114,11 @@ class OnnxEmbedder:
         self.device = "cpu"
         self.additive_token_counts = whitespace_additive(tokenizer)
 
+    @property
+    def threads(self) -> int:
+        """The session's onnxruntime intra-op threads (0: onnxruntime's own choice)."""
+        return int(self._session.get_session_options().intra_op_num_threads)
+
     def embed_documents(self, texts: Sequence[str]) -> FloatArray:
         """Embeddings of passages: float32, shape (len(texts), dimension), L2-normalised."""
         return self._encode(texts, self._documents)

@@ -26,6 +26,7 @@ from core.retrieve.modes import RetrievalMode
 from core.retrieve.request import RetrievalRequest
 from core.tune.collection_embedders import CollectionEmbedders
 from core.tune.tuner import CollectionTuner, TuneReport
+from server.process_count import query_model_threads
 from server.settings import Settings
 
 METRICS = ("mrr@10", "recall@10", "ndcg@10")
@@ -128,7 +129,7 @@ def run_eval(
         device=device.device,
         batch_size=settings.model.batch_size,
         onnx_cache=onnx_cache_root(settings.model.onnx_cache_dir),
-        onnx_threads=settings.model.onnx_threads,
+        onnx_threads=query_model_threads(settings.model.onnx_threads, processes=1),
     )
     if cache is not None:
         embedder = CachedEmbedder(embedder, cache)

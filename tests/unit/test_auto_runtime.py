@@ -18,6 +18,7 @@ from core.embed.embedder_factory import build_embedder
 from core.embed.lazy_embedder import LazyEmbedder, without_loading
 from core.embed.model_runtime import ModelRuntime
 from core.embed.onnx_build import cache_root, load_onnx_embedder
+from core.embed.onnx_embedder import OnnxEmbedder
 from core.embed.sentence_transformer_embedder import (
     SentenceTransformerEmbedder,
     default_model_path,
@@ -169,3 +170,13 @@ def test_a_reader_loads_the_torch_document_model_only_on_first_use(
     )
     assert documents.loaded and without_loading(lazy) is lazy
     assert lazy.count_tokens(PASSAGES[1]) == embedder.count_tokens(PASSAGES[1])
+
+
+def test_the_query_session_runs_the_threads_it_is_given(auto: SplitRuntimeEmbedder) -> None:
+    """What `model.onnx_threads` resolves to (server/process_count.py) reaches onnxruntime."""
+    built = build_embedder(
+        default_model_path(), ModelRuntime.AUTO, onnx_cache=cache_root(), onnx_threads=1
+    )
+    assert isinstance(built, SplitRuntimeEmbedder)
+    assert isinstance(built.queries, OnnxEmbedder) and built.queries.threads == 1
+    np.testing.assert_allclose(built.embed_queries(QUERIES), auto.embed_queries(QUERIES), atol=1e-5)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from core.errors import InvalidArgument
-from server.process_count import available_cores, resolved_processes
+from server.process_count import available_cores, query_model_threads, resolved_processes
 from server.settings import load_settings
 from server.shared_port import reserve_shared_port
 
@@ -65,3 +65,20 @@ def test_a_port_someone_listens_on_is_refused() -> None:
         port = taken.getsockname()[1]
         with pytest.raises(OSError, match=rf"could not bind 127.0.0.1:{port} .*server\.port"):
             reserve_shared_port("127.0.0.1", port)
+
+
+@pytest.mark.parametrize(
+    ("configured", "processes", "cores", "expected"),
+    [
+        (0, 1, 2, 2),  # one process: every core
+        (0, 2, 2, 1),  # one process per core: one thread each, not two
+        (0, 3, 16, 5),  # the cores shared, rounded down
+        (0, 4, 2, 1),  # more processes than cores: still one each
+        (3, 2, 2, 3),  # a configured count is kept
+    ],
+)
+def test_the_query_model_gets_its_process_share_of_the_cores(
+    configured: int, processes: int, cores: int, expected: int
+) -> None:
+    assert query_model_threads(configured, processes, cores) == expected
+    assert query_model_threads(0, 1) == available_cores()
