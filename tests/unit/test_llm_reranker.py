@@ -304,6 +304,20 @@ def test_a_timeout_keeps_the_fused_order_with_a_warning(
     assert outcome.warning == TIMED_OUT.format(seconds=0.05)
 
 
+def test_a_rerank_abandoned_while_generating_closes_cleanly() -> None:
+    """Its loop closed under it (server shutdown): closing the coroutine, as the garbage collector
+    does, must not raise from inside the stream it was waiting on."""
+    reranker = LlmReranker(ScriptedGenerator(hang=True))
+    loop = asyncio.new_event_loop()
+    task = loop.create_task(reranker.ascore_with_warning("q", PASSAGES))
+    loop.run_until_complete(asyncio.sleep(0.01))
+    assert not task.done()
+    coroutine = task.get_coro()
+    loop.close()
+    coroutine.close()  # raised "aclose(): asynchronous generator is already running"
+    task._log_destroy_pending = False  # the pending task is the point of the test
+
+
 def test_reranked_hits_follow_the_llm_order() -> None:
     hits = [
         Hit(

@@ -139,8 +139,10 @@ async def _reply_text(stream: AsyncIterator[GenerationEvent], count: int) -> str
                 if "]" in event.text and parse_reply("".join(parts), count) is not None:
                     break
     finally:
+        # A stream suspended inside its own await (this coroutine closed while waiting on it,
+        # e.g. its loop shut down) cannot be closed from here; its finaliser closes it.
         close = getattr(stream, "aclose", None)
-        if close is not None:
+        if close is not None and not getattr(stream, "ag_running", False):
             await close()
     return "".join(parts)
 
