@@ -1,12 +1,13 @@
 """A reader process: loads the model and the collections read-only, then binds the shared port.
 
 Started by the primary (server/reader_supervisor.py) with multiprocessing's "spawn" start
-method, so it builds every gRPC, torch and onnxruntime object itself (grpc Python cannot fork
-a process that has gRPC objects). It reports ("ready", pid) or ("failed", reason) on its link
-to the primary, and stops gracefully on SIGTERM or SIGINT, or when the link closes (the
-primary exited): a reader never outlives the primary it forwards writes to. While it serves,
-the link also carries the primary's requests to clear this process's caches (ClearCache,
-server/cache_clearing.py), answered on the link.
+method, so it builds every gRPC and onnxruntime object itself (grpc Python cannot fork a process
+that has gRPC objects); it embeds with the device the primary chose, and on a CPU host never
+imports torch (core/embed/README.md, "Who imports torch"). It reports ("ready", pid) or
+("failed", reason) on its link to the primary, and stops gracefully on SIGTERM or SIGINT, or
+when the link closes (the primary exited): a reader never outlives the primary it forwards
+writes to. While it serves, the link also carries the primary's requests to clear this
+process's caches (ClearCache, server/cache_clearing.py), answered on the link.
 """
 
 from __future__ import annotations

@@ -131,9 +131,16 @@ class ReaderSupervisor:
         except OSError as exc:  # the link broke: it exited
             return CacheClear(number, pid, False, error=f"unreachable ({exc})")
 
-    async def start(self) -> None:
+    async def start(self, device: str) -> None:
         """Start every reader and wait until all serve; ReaderStartError (after stopping the
-        others) when one fails."""
+        others) when one fails.
+
+        `device` is the embedding device the primary chose for `model.device`; the readers take
+        it as theirs (on one host "auto" chooses the same), so none imports torch to look for
+        CUDA: a reader on a CPU host never loads torch (core/embed/device.py).
+        """
+        model = dataclasses.replace(self._settings.model, device=device)
+        self._settings = self._settings.replace(model=model)
         results = await asyncio.gather(
             *(self._start(number) for number in range(1, self._count + 1)),
             return_exceptions=True,

@@ -20,6 +20,7 @@ from core.catalog.follower_backend import FollowerBackend
 from core.catalog.maintenance import CollectionMaintenance
 from core.catalog.model_check import ModelCheck
 from core.dense.faiss_index import DenseIndexSpec
+from core.embed.bundled_model import default_model_path
 from core.embed.device import select_device
 from core.embed.embedder_factory import build_embedder
 from core.embed.lazy_embedder import without_loading
@@ -27,7 +28,6 @@ from core.embed.micro_batcher import MicroBatchingEmbedder
 from core.embed.onnx_build import cache_root as onnx_cache_root
 from core.embed.onnx_embedder import import_onnxruntime
 from core.embed.protocol import Embedder
-from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder, default_model_path
 from core.errors import IndexNotReady
 from core.indexer import Indexer
 from core.models import Document, SourceType
@@ -144,11 +144,17 @@ class Runtime:
             """A tuned model's queries share the server's query cache (keyed by model)."""
             return tuned if embedding_cache is None else embedding_cache.for_embedder(tuned)
 
+        def load_tuned(tuned: str) -> Embedder:
+            """A collection's tuned model (torch, imported only when one is served)."""
+            from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder
+
+            return SentenceTransformerEmbedder(
+                tuned, choice.device, model.batch_size, cuda_graphs=model.cuda_graphs
+            )
+
         embedders = self._embedders = CollectionEmbedders(
             self._embedder,
-            lambda tuned: SentenceTransformerEmbedder(
-                tuned, choice.device, model.batch_size, cuda_graphs=model.cuda_graphs
-            ),
+            load_tuned,
             base_queries=queries,
             wrap_queries=tuned_queries,
         )

@@ -15,17 +15,21 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
-import torch
 
 from core.cache.fingerprint import cache_text_key
 from core.cache.lru_ttl import CacheStats, Clock, LruTtlMap
 from core.embed.protocol import AsyncQueryEmbedder, Embedder, TensorQueryEmbedder
+from core.embed.torch_tensors import host_float32, is_tensor
+
+if TYPE_CHECKING:  # torch is imported only on the tensor path (a GPU model's)
+    import torch
 
 FloatArray = npt.NDArray[np.float32]
-Vector = FloatArray | torch.Tensor
+Vector: TypeAlias = "FloatArray | torch.Tensor"
 """A cached row: a read-only float32 host array, or a (d,) tensor on the model's device."""
 
 DEFAULT_TTL_S = 600.0
@@ -161,6 +165,8 @@ class QueryEmbeddingCache:
         device; rows cached as host arrays are uploaded. Falls back to `embed_queries_with_hits`
         (a float32 CPU tensor) when the inner embedder has no tensor path.
         """
+        import torch
+
         inner = self._inner
         if not isinstance(inner, TensorQueryEmbedder):
             host_vectors, host_hits = self.embed_queries_with_hits(texts)
@@ -181,7 +187,7 @@ class QueryEmbeddingCache:
         device_rows = [
             fresh[key] if row is None else row for key, row in zip(keys, rows, strict=True)
         ]
-        reference = next((r for r in device_rows if isinstance(r, torch.Tensor)), None)
+        reference = next((r for r in device_rows if is_tensor(r)), None)
         if reference is None:  # every row was cached on the host
             return torch.from_numpy(np.stack([_host(r) for r in device_rows])), hits
         return torch.stack([_on_device(r, reference) for r in device_rows]), hits
@@ -208,13 +214,13 @@ def _check_shape(shape: tuple[int, ...], expected: tuple[int, int]) -> None:
 
 def _host(vector: Vector) -> FloatArray:
     """A cached row as float32 host values."""
-    if isinstance(vector, torch.Tensor):
-        return vector.to(device="cpu", dtype=torch.float32).numpy()
-    return vector
+    return host_float32(vector)
 
 
 def _on_device(vector: Vector, like: torch.Tensor) -> torch.Tensor:
     """A cached row as a tensor on `like`'s device and dtype."""
+    import torch
+
     if isinstance(vector, torch.Tensor):
         return vector.to(device=like.device, dtype=like.dtype)
     return torch.from_numpy(vector.copy()).to(device=like.device, dtype=like.dtype)

@@ -10,18 +10,18 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
-import torch
 
 from core.catalog import replay
 from core.catalog.collection_config import CollectionConfig
 from core.catalog.directory_swap import SWAP_PURPOSE, remove_stale_siblings, replace_directory
 from core.catalog.version import INCARNATION_KEY, CollectionVersion, new_incarnation
-from core.dense.engine_factory import DenseEngine
+from core.dense.engine_factory import DenseEngine, DenseEngineName
 from core.dense.protocol import DenseIndex
-from core.dense.torch_exact import TorchExactIndex
+from core.embed.torch_tensors import host_float32
 from core.errors import Conflict
 from core.lexical.protocol import LexicalIndex
 from core.lexical.tantivy_index import TantivyIndex
@@ -39,9 +39,12 @@ from core.store.records import (
 )
 from core.store.sqlite_store import SqliteStore
 
+if TYPE_CHECKING:  # a tensor comes only from a GPU embedder, which loaded torch
+    import torch
+
 logger = logging.getLogger(__name__)
 
-Queries = npt.NDArray[np.float32] | torch.Tensor
+Queries: TypeAlias = "npt.NDArray[np.float32] | torch.Tensor"
 
 STORE_FILE = "store.sqlite3"
 MEMORIES_FILE = "memories.sqlite3"
@@ -404,9 +407,11 @@ class Collection:
         float32 host copy.
         """
         with self._dense_lock:
-            index = self._dense
+            engine = self._engine
+            index = engine.index
             # the torch engine takes tensors where they are; the others get float32 host arrays
-            query = queries if isinstance(index, TorchExactIndex) else _host_queries(queries)
+            on_torch = engine.name is DenseEngineName.TORCH_EXACT
+            query = queries if on_torch else host_float32(queries)
             if allowed is not None:
                 return index.search_subset(query, k, allowed)  # type: ignore[arg-type]
             return index.search(query, k)  # type: ignore[arg-type]
@@ -487,7 +492,7 @@ class Collection:
         `_engine` is replaced whole by a swap, never changed in place, so one read of it gives
         one engine's index and device."""
         engine = self._engine
-        return isinstance(engine.index, TorchExactIndex) and engine.device.startswith("cuda")
+        return engine.name is DenseEngineName.TORCH_EXACT and engine.device.startswith("cuda")
 
     def figures(self) -> CollectionFigures:
         """Current sizes for Stats."""
@@ -622,13 +627,6 @@ def directory_bytes(directory: Path) -> int:
         except FileNotFoundError:  # removed while walking (a lexical merge, a temp file)
             continue
     return total
-
-
-def _host_queries(queries: Queries) -> npt.NDArray[np.float32]:
-    """`queries` as a float32 host array (a device tensor is copied off the device)."""
-    if isinstance(queries, torch.Tensor):
-        return queries.detach().to(device="cpu", dtype=torch.float32).numpy()
-    return queries
 
 
 def _saved_at(report: replay.IndexOpenReport) -> int:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import torch
-
 
 @dataclass(frozen=True, slots=True)
 class DeviceMemory:
@@ -22,7 +20,11 @@ class DeviceMemory:
 
 def device_memory(device: str) -> DeviceMemory:
     """Figures for a torch device string ("cpu", "cuda", "cuda:N")."""
-    if not device.startswith("cuda") or not torch.cuda.is_available():
+    if not device.startswith("cuda"):
+        return DeviceMemory(0, 0, 0)
+    import torch  # only for a CUDA device: a process on the CPU never loads it for Stats
+
+    if not torch.cuda.is_available():
         return DeviceMemory(0, 0, 0)
     target = torch.device(device)
     _, total = torch.cuda.mem_get_info(target)

@@ -9,6 +9,10 @@ Order of preference, decided once per collection from the spec, the device and w
 3. FAISS CPU (`faiss_index`): "flat", "hnsw" and "ivf_flat"; the fallback and the reference.
 "hnsw" always stays on FAISS CPU (there is no GPU HNSW). Without faiss installed at all, every
 kind is served by the torch engine on the given device.
+
+An engine's module is imported only when a collection is served by that engine: the torch
+engine's imports torch, which a process serving FAISS CPU indexes (a reader on a CPU host) never
+loads.
 """
 
 from __future__ import annotations
@@ -21,7 +25,6 @@ from pathlib import Path
 
 from core.dense.protocol import DenseIndex
 from core.dense.spec import DenseIndexSpec, DenseKind
-from core.dense.torch_exact import DEFAULT_MEMORY_BUDGET_BYTES, TorchExactIndex
 
 logger = logging.getLogger(__name__)
 
@@ -122,12 +125,13 @@ def create_dense_engine(
     dimension: int,
     device: str,
     *,
-    memory_budget_bytes: int = DEFAULT_MEMORY_BUDGET_BYTES,
+    memory_budget_bytes: int | None = None,
     faiss: FaissSupport | None = None,
 ) -> DenseEngine:
     """A new empty engine of `dimension`-wide vectors for `spec` on `device` (choice logged).
 
-    `memory_budget_bytes` bounds the torch engine's score tiles; `faiss` overrides the probe.
+    `memory_budget_bytes` bounds the torch engine's score tiles (None: its default); `faiss`
+    overrides the probe.
     """
     choice = choose_engine(spec, device, probe_faiss() if faiss is None else faiss)
     logger.info("dense engine %s on %s: %s", choice.name, choice.device, choice.reason)
@@ -140,7 +144,7 @@ def load_dense_engine(
     dimension: int,
     device: str,
     *,
-    memory_budget_bytes: int = DEFAULT_MEMORY_BUDGET_BYTES,
+    memory_budget_bytes: int | None = None,
     faiss: FaissSupport | None = None,
 ) -> tuple[DenseEngine, int] | None:
     """The engine saved under `directory` in the chosen engine's format, and its store sequence.
@@ -177,10 +181,12 @@ def _gpu_number(device: str) -> int:
 
 
 def _new_index(
-    choice: EngineChoice, spec: DenseIndexSpec, dimension: int, budget: int
+    choice: EngineChoice, spec: DenseIndexSpec, dimension: int, budget: int | None
 ) -> DenseIndex:
     if choice.name is DenseEngineName.TORCH_EXACT:
-        return TorchExactIndex.create(dimension, choice.device, budget)
+        from core.dense.torch_exact import TorchExactIndex
+
+        return TorchExactIndex.create(dimension, choice.device, _torch_budget(budget))
     if choice.name in (DenseEngineName.FAISS_GPU_FLAT, DenseEngineName.FAISS_GPU_IVF_FLAT):
         from core.dense.faiss_gpu_index import FaissGpuIndex
 
@@ -191,10 +197,12 @@ def _new_index(
 
 
 def _load_index(
-    choice: EngineChoice, directory: Path, budget: int
+    choice: EngineChoice, directory: Path, budget: int | None
 ) -> tuple[DenseIndex, int] | None:
     if choice.name is DenseEngineName.TORCH_EXACT:
-        return TorchExactIndex.load(directory, choice.device, budget)
+        from core.dense.torch_exact import TorchExactIndex
+
+        return TorchExactIndex.load(directory, choice.device, _torch_budget(budget))
     if choice.name in (DenseEngineName.FAISS_GPU_FLAT, DenseEngineName.FAISS_GPU_IVF_FLAT):
         from core.dense.faiss_gpu_index import FaissGpuIndex
 
@@ -202,3 +210,10 @@ def _load_index(
     from core.dense.faiss_index import FaissIndex
 
     return FaissIndex.load(directory)
+
+
+def _torch_budget(budget: int | None) -> int:
+    """`budget`, or the torch engine's default when None."""
+    from core.dense.torch_exact import DEFAULT_MEMORY_BUDGET_BYTES
+
+    return DEFAULT_MEMORY_BUDGET_BYTES if budget is None else budget

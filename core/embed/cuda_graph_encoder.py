@@ -13,7 +13,6 @@ path. Without CUDA, or after a failed capture, the same bucketed forward runs ea
 
 from __future__ import annotations
 
-import copy
 import inspect
 import logging
 import threading
@@ -24,6 +23,8 @@ from typing import Any
 import torch
 from sentence_transformers import SentenceTransformer
 
+from core.embed.query_tokenizer import QueryTokenizer, TokenRows
+
 logger = logging.getLogger(__name__)
 
 BATCH_BUCKETS: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
@@ -31,16 +32,6 @@ SEQ_BUCKETS: tuple[int, ...] = (16, 32, 64, 128, 256)
 _INPUTS = 3  # input_ids, attention_mask, token_type_ids: one staging buffer, in that order
 _WARM_UP_RUNS = 3  # eager runs on a side stream before a capture, as torch.cuda.graphs requires
 _LEGACY_OTHER_POOLING = ("cls_token", "max_tokens", "mean_sqrt_len_tokens", "weightedmean_tokens")
-# texts on which the tokenizer backend must agree with the tokenizer call (the last is truncated)
-_PROBE_TEXTS = (
-    "",
-    "Hello, World!",
-    "Ünïcödé façade, naïve café: ÀÉÎÕÜ?",
-    "tabs\tand  spaces\nnew lines",
-    "many words " * 400,
-)
-TokenRows = list[tuple[list[int], list[int]]]
-"""Per text: token ids and token type ids, special tokens included, unpadded."""
 
 
 def pick_bucket(size: int, buckets: Sequence[int]) -> int | None:
@@ -145,60 +136,6 @@ def _text_forward_only(modalities: object) -> bool:
     output = params.get("method_output_name", "last_hidden_state")
     outputs = (output,) if isinstance(output, str) else tuple(output or ())
     return bool(params.get("method", "forward") == "forward" and outputs == ("last_hidden_state",))
-
-
-class QueryTokenizer:
-    """Token rows for queries as sentence-transformers makes them: the prompt prepended, special
-    tokens added, truncated to `max_length` tokens.
-
-    Calls the fast tokenizer's Rust backend directly (a tenth of the Python overhead of the
-    tokenizer call) when it gives the same rows as the tokenizer call on probe texts, else the
-    tokenizer call. Works on its own copy of `tokenizer`; not thread-safe (the encoder locks).
-    """
-
-    def __init__(self, tokenizer: Any, max_length: int, prompt: str) -> None:
-        self._tokenizer = copy.deepcopy(tokenizer)
-        self._max_length = max_length
-        self._prompt = prompt
-        pad = getattr(self._tokenizer, "pad_token_id", None)
-        first = getattr(self._tokenizer, "cls_token_id", None)
-        self.pad_id: int = int(pad) if pad is not None else 0
-        self.filler_id: int = int(first) if first is not None else self.pad_id
-        self._backend = self._checked_backend()
-
-    @property
-    def uses_backend(self) -> bool:
-        """True when rows come from the Rust backend directly."""
-        return self._backend is not None
-
-    def __call__(self, texts: Sequence[str]) -> TokenRows:
-        prompted = [self._prompt + text for text in texts]
-        if self._backend is not None:
-            return [(e.ids, e.type_ids) for e in self._backend.encode_batch(prompted)]
-        return self._call_tokenizer(prompted)
-
-    def _call_tokenizer(self, texts: list[str]) -> TokenRows:
-        encoded = self._tokenizer(
-            texts, truncation="longest_first", max_length=self._max_length, verbose=False
-        )
-        ids: list[list[int]] = encoded["input_ids"]
-        types = encoded.get("token_type_ids") or [[0] * len(row) for row in ids]
-        return list(zip(ids, types, strict=True))
-
-    def _checked_backend(self) -> Any:
-        backend = getattr(self._tokenizer, "backend_tokenizer", None)
-        if backend is None or not getattr(self._tokenizer, "is_fast", False):
-            return None
-        backend = copy.deepcopy(backend)
-        backend.no_padding()
-        side = getattr(self._tokenizer, "truncation_side", "right")
-        backend.enable_truncation(self._max_length, strategy="longest_first", direction=side)
-        probes = [self._prompt + text for text in _PROBE_TEXTS]
-        direct = [(e.ids, e.type_ids) for e in backend.encode_batch(probes)]
-        if direct != self._call_tokenizer(probes):
-            logger.info("query tokenisation uses the tokenizer call (its backend disagrees)")
-            return None
-        return backend
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,11 +1,13 @@
-"""Choose the torch device a model runs on from the `device` setting."""
+"""Choose the torch device a model runs on from the `device` setting.
+
+torch is imported only to look for CUDA devices: "cpu" is chosen without it (a reader process on
+a CPU host never loads torch).
+"""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-
-import torch
 
 from core.errors import InvalidArgument
 
@@ -31,6 +33,8 @@ def select_device(setting: str) -> DeviceChoice:
     if normalised == "cpu":
         return DeviceChoice("cpu", 'device = "cpu" requested')
     if normalised == "auto":
+        import torch
+
         if torch.cuda.is_available():
             return DeviceChoice("cuda", f"CUDA device {torch.cuda.get_device_name(0)} found")
         return DeviceChoice("cpu", "no CUDA device visible; using CPU")
@@ -42,6 +46,8 @@ def select_device(setting: str) -> DeviceChoice:
 
 def _cuda_choice(device: str, index: int) -> DeviceChoice:
     """`device` if CUDA device `index` is visible, else InvalidArgument."""
+    import torch
+
     if not torch.cuda.is_available():
         raise InvalidArgument.field(
             "device",

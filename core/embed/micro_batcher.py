@@ -28,21 +28,25 @@ from collections.abc import Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
-import torch
 from opentelemetry import trace
 from opentelemetry.trace import Span
 
 from core.embed.protocol import Embedder, TensorQueryEmbedder
+from core.embed.torch_tensors import is_tensor
 from core.errors import DeadlineExceeded, Overloaded
 from core.observe.attributes import BATCH_SIZE, DEVICE, QUEUE_WAIT_MS
+
+if TYPE_CHECKING:  # torch is imported by the tensor path only (a GPU model's)
+    import torch
 
 logger = logging.getLogger(__name__)
 
 FloatArray = npt.NDArray[np.float32]
-Vectors = FloatArray | torch.Tensor
+Vectors: TypeAlias = "FloatArray | torch.Tensor"
 MIN_RETRY_AFTER_S = 0.05
 _LATENCY_SMOOTHING = 0.2  # weight of the newest batch in the latency moving average
 
@@ -164,6 +168,8 @@ class MicroBatchingEmbedder:
         On the inner model's device and dtype when it is a `TensorQueryEmbedder`, else a float32
         CPU tensor. Raises as `embed_queries` does.
         """
+        import torch
+
         if not texts:
             return torch.empty((0, self.dimension), dtype=torch.float32)
         result = self._submit(_Item(list(texts), as_tensor=True), timeout_s)
@@ -282,7 +288,7 @@ class MicroBatchingEmbedder:
         self._record(len(texts), time.monotonic() - started, failed=False)
         host: FloatArray | None = vectors if isinstance(vectors, np.ndarray) else None
         if host is None and not all(item.as_tensor for item in batch):
-            assert isinstance(vectors, torch.Tensor)
+            assert is_tensor(vectors)
             host = vectors.float().cpu().numpy()  # one device-to-host copy for the whole batch
         offset = 0
         for item in batch:
@@ -290,10 +296,8 @@ class MicroBatchingEmbedder:
             if not item.as_tensor:
                 assert host is not None
                 item.future.set_result(host[rows])
-            elif isinstance(vectors, torch.Tensor):
-                item.future.set_result(vectors[rows])
             else:
-                item.future.set_result(torch.from_numpy(vectors[rows]))
+                item.future.set_result(_tensor_rows(vectors, rows))
             offset += len(item.texts)
 
     def _embed_chunked(self, texts: list[str]) -> FloatArray:
@@ -310,6 +314,8 @@ class MicroBatchingEmbedder:
         return vectors.astype(np.float32, copy=False)
 
     def _embed_tensor(self, texts: list[str]) -> torch.Tensor:
+        import torch
+
         inner = self._tensor_inner
         assert inner is not None
         chunks = [
@@ -337,3 +343,13 @@ class MicroBatchingEmbedder:
                 self._latency_s = elapsed_s
             else:
                 self._latency_s += _LATENCY_SMOOTHING * (elapsed_s - self._latency_s)
+
+
+def _tensor_rows(vectors: Vectors, rows: slice) -> torch.Tensor:
+    """`rows` of a batch's vectors as a tensor (host rows wrapped without a copy); only a
+    tensor request asks, and it imported torch."""
+    if is_tensor(vectors):
+        return vectors[rows]
+    import torch
+
+    return torch.from_numpy(vectors[rows])

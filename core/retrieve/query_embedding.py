@@ -7,11 +7,15 @@ wait for a shared embedding batch on the event loop instead of parking a worker 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
 from core.embed.protocol import AsyncQueryEmbedder, Embedder, TensorQueryEmbedder
+from core.embed.torch_tensors import host_float32
+
+if TYPE_CHECKING:  # a tensor comes only from a GPU embedder, which loaded torch
+    import torch
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +74,4 @@ def memory_row(vector: np.ndarray | torch.Tensor | None, use_memory: bool) -> np
 
 def host_row(vector: np.ndarray | torch.Tensor) -> np.ndarray:
     """A (1, d) query vector as float32 (d,) host values."""
-    if isinstance(vector, torch.Tensor):
-        host: np.ndarray = vector[0].to(device="cpu", dtype=torch.float32).numpy()
-        return host
-    return np.asarray(vector[0], dtype=np.float32)
+    return host_float32(vector[0])

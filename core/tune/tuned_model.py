@@ -8,11 +8,13 @@ import os
 import time
 import uuid
 from pathlib import Path
-
-from sentence_transformers import SentenceTransformer
+from typing import TYPE_CHECKING
 
 from core.catalog.collection import MODELS_DIR
 from core.store.atomic_file import fsync_directory
+
+if TYPE_CHECKING:  # a process that serves tuned models without training never imports torch
+    from sentence_transformers import SentenceTransformer
 
 TEMP_PREFIX = ".tmp-"
 

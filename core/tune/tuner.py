@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.catalog.collection import Collection
 from core.errors import Conflict, FailedPrecondition
@@ -17,8 +18,10 @@ from core.tune.collection_embedders import CollectionEmbedders
 from core.tune.options import TuneOptions
 from core.tune.pairs import split_pairs, structure_pairs
 from core.tune.reembed import build_engine, live_documents, reembed_documents, whole_texts
-from core.tune.training import TrainingProgress, fine_tune, load_trainable
 from core.tune.tuned_model import new_model_id, save_tuned_model, tuned_model_path
+
+if TYPE_CHECKING:  # training imports torch: only a tune does (a reader process never tunes)
+    from core.tune.training import TrainingProgress
 
 logger = logging.getLogger(__name__)
 
@@ -127,6 +130,8 @@ class CollectionTuner:
         train, held_out = split_pairs(
             pairs, options.held_out_share, options.max_pairs, options.seed
         )
+        from core.tune.training import fine_tune, load_trainable
+
         model = load_trainable(self._base_model_path, self._device)
 
         def trained(step: TrainingProgress) -> None:

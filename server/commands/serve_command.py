@@ -64,7 +64,7 @@ async def _serve_processes(settings: Settings, processes: int) -> None:
         asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, _reload_keys, server, readers)
         try:  # a signal meanwhile stops start-up at once
             started = await _unless_stopped(server.wait_until_ready(), stop) and (
-                await _unless_stopped(readers.start(), stop)
+                await _unless_stopped(readers.start(server.runtime.catalog.device), stop)
             )
         except (RuntimeError, ReaderStartError) as exc:  # logged; the server cannot serve
             await server.stop(grace=0)
