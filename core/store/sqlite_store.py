@@ -380,20 +380,20 @@ class SqliteStore:
         return found
 
     def forget_rows(self, row_ids: Sequence[int]) -> None:
-        """Drop rows another process deleted from the chunk and section caches (a follower
-        calls it with the removed row ids of each change it applies)."""
+        """Drop rows another process deleted from the chunk, section and risk-level caches (a
+        follower calls it with the removed row ids of each change it applies)."""
         with self._lock:
             self._forget_chunks(row_ids)
 
     def forget_all_rows(self) -> None:
-        """Empty the chunk and section caches (a follower whose change log was pruned)."""
+        """Empty the row caches (a follower whose change log was pruned)."""
         with self._lock:
             self._chunks.clear()
             self._sections.clear()
             self._risks.clear()
 
     def _forget_chunks(self, row_ids: Sequence[int]) -> None:
-        """Drop deleted rows from the chunk cache (under `_lock`, inside the deleting write)."""
+        """Drop deleted rows from the row caches (under `_lock`, inside the deleting write)."""
         for row_id in row_ids:
             self._chunks.pop(row_id, None)
             self._sections.pop(row_id, None)
