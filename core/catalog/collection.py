@@ -27,7 +27,7 @@ from core.lexical.protocol import LexicalIndex
 from core.lexical.tantivy_index import TantivyIndex
 from core.memory.protocol import Memories
 from core.memory.store import MemoryStore
-from core.models import Chunk
+from core.models import Chunk, RiskLevel
 from core.retrieve.filters import ChunkFilter
 from core.store.protocol import FilteredScan, LocalStore, Store
 from core.store.records import (
@@ -423,6 +423,10 @@ class Collection:
     def get_chunks(self, row_ids: Sequence[int]) -> dict[int, Chunk]:
         """Live chunks by row id; deleted ids are absent."""
         return self.store.get_chunks(row_ids)
+
+    def get_risk_levels(self, row_ids: Sequence[int]) -> dict[int, RiskLevel]:
+        """The risk level of each live chunk among `row_ids`; deleted ids are absent."""
+        return self.store.get_risk_levels(row_ids)
 
     def scan_chunks(self, chunk_filter: ChunkFilter) -> Iterator[list[Chunk]]:
         """Batches of live chunks that include every chunk `chunk_filter` admits (callers still

@@ -99,8 +99,13 @@ def chunk_from_entity(entity: Mapping[str, Any]) -> Chunk:
         title=str(entity["title"]),
         metadata={str(k): str(v) for k, v in dict(entity["metadata"]).items()},
         risk_flags=tuple(str(flag) for flag in entity["risk_flags"]),
-        risk_level=_RISK_LEVELS[int(entity["risk_level"])],
+        risk_level=risk_level_of(entity),
     )
+
+
+def risk_level_of(entity: Mapping[str, Any]) -> RiskLevel:
+    """The risk level of a chunk entity (one read with at least `risk_level`)."""
+    return _RISK_LEVELS[int(entity["risk_level"])]
 
 
 def lexical_row_from_entity(entity: Mapping[str, Any]) -> LexicalRow:

@@ -26,6 +26,7 @@ from core.milvus.entities import (
     chunk_from_entity,
     document_payload,
     lexical_row_from_entity,
+    risk_level_of,
     stored_document,
 )
 from core.milvus.filter_expression import chunk_filter_expression, string_literal
@@ -43,7 +44,7 @@ from core.milvus.schema import (
     records_schema,
 )
 from core.milvus.sequence import mint_sequence, writes_schema
-from core.models import Chunk, ChunkDraft, Document, Edge
+from core.models import Chunk, ChunkDraft, Document, Edge, RiskLevel
 from core.retrieve.filters import ChunkFilter
 from core.store.records import (
     NO_LINKS,
@@ -347,6 +348,18 @@ class MilvusStore:
                 chunk = chunk_from_entity(entity)
                 found[chunk.row_id] = chunk
         return {rid: found[rid] for rid in unique if rid in found}
+
+    def get_risk_levels(self, row_ids: Sequence[int]) -> dict[int, RiskLevel]:
+        """The risk level of each live chunk among `row_ids`; unknown or deleted ids are absent."""
+        found: dict[int, RiskLevel] = {}
+        unique = list(dict.fromkeys(int(i) for i in row_ids))
+        for start in range(0, len(unique), _BATCH):
+            batch = unique[start : start + _BATCH]
+            for entity in self.client.get(
+                self.chunks, ids=batch, output_fields=["row_id", "risk_level"]
+            ):
+                found[int(entity["row_id"])] = risk_level_of(entity)
+        return found
 
     def get_vectors(self, row_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """Embeddings of the live chunks among `row_ids`: (int64 (n,), float32 (n, d)), by id."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -59,6 +59,9 @@ if TYPE_CHECKING:  # a query tensor comes only from a GPU embedder, which loaded
 logger = logging.getLogger(__name__)
 
 Ranking = list[tuple[int, float]]
+Admitted = Mapping[int, Chunk | None]
+"""The candidates a request admits, by row id: the chunk when the filter stage read it, None
+when it read only what admission needs (`RetrievalPipeline._admitted`)."""
 
 NOTHING_MATCHED = "no chunk matched the query and filters"
 EMBEDDER_FAILED = "the embedding model failed ({reason}); fell back to BM25 (lexical) retrieval"
@@ -270,8 +273,7 @@ class RetrievalPipeline:
         lexical = lexical_future.result() if lexical_future is not None else None
         candidates = _candidate_ids(dense, lexical)
         with timer.stage("filter"):
-            chunks = collection.get_chunks(candidates)
-            admitted = {rid: c for rid, c in chunks.items() if self._admits(request, c)}
+            admitted = self._admitted(collection, request, candidates)
             dense, lexical = _keep(dense, admitted), _keep(lexical, admitted)
             if _needs_exact_fallback(effective, dense, lexical, len(candidates)):
                 dense, lexical, admitted = self._exact_filtered(collection, effective, query, timer)
@@ -279,7 +281,7 @@ class RetrievalPipeline:
             with timer.stage("sections"):
                 dense = _with_sections(collection, dense, query.vector, request.section_weight)
         with timer.stage("fuse"):
-            hits = self._rank(effective, dense, lexical, admitted)
+            hits = self._rank(collection, effective, dense, lexical, admitted)
         warnings = list(query.warnings)
         with timer.stage("memory"):
             memory_vector = memory_row(query.vector, request.use_memory)
@@ -355,6 +357,19 @@ class RetrievalPipeline:
     def _admits(self, request: RetrievalRequest, chunk: Chunk) -> bool:
         return risk_admits(chunk, request.max_risk) and request.filters.matches(chunk)
 
+    def _admitted(
+        self, collection: Collection, request: RetrievalRequest, candidates: list[int]
+    ) -> Admitted:
+        """The live candidates the request admits. Without filters only each candidate's risk
+        level is read (most candidates never become hits; `_rank` reads the chunks of those
+        that can); with filters, every candidate's chunk."""
+        if request.filters.is_empty:
+            levels = collection.get_risk_levels(candidates)
+            most = request.max_risk
+            return {rid: None for rid, level in levels.items() if level <= most}
+        chunks = collection.get_chunks(candidates)
+        return {rid: c for rid, c in chunks.items() if self._admits(request, c)}
+
     def _start_lexical(
         self, collection: Collection, request: RetrievalRequest, text: str, timer: StageTimer
     ) -> Future[Ranking] | None:
@@ -394,7 +409,7 @@ class RetrievalPipeline:
         request: RetrievalRequest,
         query: QueryVector,
         timer: StageTimer,
-    ) -> tuple[Ranking | None, Ranking | None, dict[int, Chunk]]:
+    ) -> tuple[Ranking | None, Ranking | None, Admitted]:
         """Selective filters: search exactly among the admitted chunks so recall is not lost."""
         with timer.stage("filter_scan"):
             admitted = _scan_admitted(
@@ -417,10 +432,11 @@ class RetrievalPipeline:
 
     def _rank(
         self,
+        collection: Collection,
         request: RetrievalRequest,
         dense: Ranking | None,
         lexical: Ranking | None,
-        chunks: dict[int, Chunk],
+        admitted: Admitted,
     ) -> list[Hit]:
         if request.mode is RetrievalMode.HYBRID:
             fused = fuse(
@@ -432,9 +448,9 @@ class RetrievalPipeline:
         else:
             fused = list(dense if dense is not None else lexical or [])
         window = request.rerank_window if request.rerank or request.diversifies else request.top_k
-        return build_hits(
-            fused, dense, lexical, chunks, replace(request, top_k=max(window, request.top_k))
-        )
+        top = max(window, request.top_k)
+        chunks = _hit_chunks(collection, fused, admitted, top, request.score_threshold)
+        return build_hits(fused, dense, lexical, chunks, replace(request, top_k=top))
 
 
 def _preprocess(request: RetrievalRequest, timer: StageTimer) -> tuple[tuple[str, ...], str]:
@@ -462,7 +478,38 @@ def _candidate_ids(dense: Ranking | None, lexical: Ranking | None) -> list[int]:
     return list(seen)
 
 
-def _keep(ranking: Ranking | None, admitted: dict[int, Chunk]) -> Ranking | None:
+def _hit_chunks(
+    collection: Collection,
+    fused: Ranking,
+    admitted: Admitted,
+    count: int,
+    threshold: float | None,
+) -> dict[int, Chunk]:
+    """The chunks of the first `count` admitted entries of `fused` scoring at least `threshold`:
+    the only ones `build_hits` can turn into hits. Chunks the filter stage read are reused, the
+    others read now; one deleted since the filter stage read it is absent, and the next entry
+    takes its place."""
+    wanted = [
+        rid for rid, score in fused if rid in admitted and (threshold is None or score >= threshold)
+    ]
+    chunks: dict[int, Chunk] = {}
+    start = 0
+    while len(chunks) < count and start < len(wanted):
+        batch = wanted[start : start + count - len(chunks)]
+        start += len(batch)
+        unread: list[int] = []
+        for rid in batch:
+            chunk = admitted[rid]
+            if chunk is None:
+                unread.append(rid)
+            else:
+                chunks[rid] = chunk
+        if unread:
+            chunks.update(collection.get_chunks(unread))
+    return chunks
+
+
+def _keep(ranking: Ranking | None, admitted: Admitted) -> Ranking | None:
     if ranking is None:
         return None
     return [(rid, score) for rid, score in ranking if rid in admitted]

@@ -14,7 +14,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from core.models import Chunk, ChunkDraft, Document, Edge
+from core.models import Chunk, ChunkDraft, Document, Edge, RiskLevel
 from core.retrieve.filters import ChunkFilter
 from core.store.records import (
     NO_LINKS,
@@ -90,6 +90,11 @@ class Store(Protocol):
 
     def get_chunks(self, row_ids: Sequence[int]) -> dict[int, Chunk]:
         """Live chunks by row id; unknown or deleted ids are absent."""
+        ...
+
+    def get_risk_levels(self, row_ids: Sequence[int]) -> dict[int, RiskLevel]:
+        """The risk level of each live chunk among `row_ids`; unknown or deleted ids are absent
+        (what the retrieval pipeline reads of every candidate when no filter needs more)."""
         ...
 
     def get_vectors(self, row_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:

@@ -131,7 +131,7 @@ def load_strings(raw: str) -> tuple[str, ...]:
 
 
 _SOURCE_TYPES = {member.value: member for member in SourceType}
-_RISK_LEVELS = {int(member): member for member in RiskLevel}
+RISK_LEVELS = {int(member): member for member in RiskLevel}
 
 
 def chunk_from_row(row: sqlite3.Row) -> Chunk:
@@ -172,7 +172,7 @@ def chunk_from_row(row: sqlite3.Row) -> Chunk:
         title=title,
         metadata={} if metadata_json == "{}" else load_metadata(metadata_json),
         risk_flags=load_strings(risk_flags_json),
-        risk_level=_RISK_LEVELS[risk_level],
+        risk_level=RISK_LEVELS[risk_level],
     )
 
 

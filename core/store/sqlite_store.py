@@ -50,6 +50,12 @@ so an entry stays right until its row is deleted, and deletes evict it in the sa
 transaction. Sized for the candidates of a full corpus's query set: the 172 python-faq questions
 read ~7,400 distinct chunks at full size (dense + BM25 top 50), which 4,096 entries thrashed
 (0.67 ms of SQLite reads per query against 0.03 ms, benchmarks/retrieve/hot_path.py)."""
+RISK_CACHE_SIZE = 65536
+"""Risk levels kept per store, by chunk row id (~0.1 KB each, ~7 MB full): what the query path
+reads of every candidate that no filter needs more of (`get_risk_levels`). Eight times the chunk
+cache, as an entry is a hundredth of a decoded chunk: the candidates of a large corpus's query
+set fit. A chunk's risk level is written with the row and never changes, so the chunk cache's
+eviction keeps every entry right."""
 SECTION_CACHE_SIZE = 8192
 """Section vectors kept per store, by chunk row id (~1.8 KB each at d=384, ~15 MB full). A chunk's
 section vector is written in the transaction that inserts the chunk and never changes while the
@@ -71,6 +77,7 @@ class SqliteStore:
         self._edge_count: tuple[int, int] | None = None  # (sequence, edges), under _lock
         self._chunks: OrderedDict[int, Chunk] = OrderedDict()  # LRU by row id, under _lock
         self._sections: OrderedDict[int, np.ndarray] = OrderedDict()  # the same, (d,) vectors
+        self._risks: OrderedDict[int, RiskLevel] = OrderedDict()  # the same, risk levels
 
     @classmethod
     def open(cls, path: Path) -> SqliteStore:
@@ -346,23 +353,51 @@ class SqliteStore:
                     self._chunks.popitem(last=False)
         return found
 
+    def get_risk_levels(self, row_ids: Sequence[int]) -> dict[int, RiskLevel]:
+        """The risk level of each live chunk among `row_ids`; unknown or deleted ids are absent.
+
+        What the query path reads of every candidate when its filters need no other field:
+        recently read levels come from an LRU of RISK_CACHE_SIZE, the rest from one query of two
+        integer columns by primary key (no join, no text, nothing decoded).
+        """
+        found: dict[int, RiskLevel] = {}
+        missing: list[int] = []
+        with self._lock:
+            cached = self._risks
+            for row_id in dict.fromkeys(int(i) for i in row_ids):
+                level = cached.get(row_id)
+                if level is None:
+                    missing.append(row_id)
+                else:
+                    cached.move_to_end(row_id)
+                    found[row_id] = level
+            if missing:
+                levels = schema.RISK_LEVELS
+                for row_id, value in self._rows_by_id(_RISK_SELECT, missing):
+                    found[row_id] = cached[row_id] = levels[value]
+                while len(cached) > RISK_CACHE_SIZE:
+                    cached.popitem(last=False)
+        return found
+
     def forget_rows(self, row_ids: Sequence[int]) -> None:
-        """Drop rows another process deleted from the chunk and section caches (a follower
-        calls it with the removed row ids of each change it applies)."""
+        """Drop rows another process deleted from the chunk, section and risk-level caches (a
+        follower calls it with the removed row ids of each change it applies)."""
         with self._lock:
             self._forget_chunks(row_ids)
 
     def forget_all_rows(self) -> None:
-        """Empty the chunk and section caches (a follower whose change log was pruned)."""
+        """Empty the row caches (a follower whose change log was pruned)."""
         with self._lock:
             self._chunks.clear()
             self._sections.clear()
+            self._risks.clear()
 
     def _forget_chunks(self, row_ids: Sequence[int]) -> None:
-        """Drop deleted rows from the chunk cache (under `_lock`, inside the deleting write)."""
+        """Drop deleted rows from the row caches (under `_lock`, inside the deleting write)."""
         for row_id in row_ids:
             self._chunks.pop(row_id, None)
             self._sections.pop(row_id, None)
+            self._risks.pop(row_id, None)
 
     def get_vectors(self, row_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """Embeddings of the live chunks among `row_ids` by ascending row id.
@@ -509,6 +544,7 @@ _SECTION_SELECT = (
     "SELECT c.row_id, s.embedding FROM chunks c JOIN sections s "
     "ON s.document_id = c.document_id AND s.section_path_json = c.section_path_json"
 )
+_RISK_SELECT = "SELECT row_id, risk_level FROM chunks WHERE row_id IN ({})"
 _LEXICAL_SELECT = (
     "SELECT c.row_id, c.text, c.section_path_json, d.title "
     "FROM chunks c JOIN documents d USING (document_id)"

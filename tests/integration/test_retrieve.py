@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from groundwire.v1 import common_pb2 as common
 from groundwire.v1 import retrieval_service_pb2 as rs
 from groundwire.v1 import retrieval_service_pb2_grpc as rs_grpc
 
@@ -118,6 +119,39 @@ def test_filters_restrict_hits(retrieval: rs_grpc.RetrievalServiceStub) -> None:
     response = retrieval.Retrieve(request, timeout=60)
     assert response.hits and {h.chunk.document_id for h in response.hits} == {"faq-windows"}
     assert "document_id in ['faq-windows']" in response.applied_filters
+
+
+DOCUMENT_SOURCE_TYPES = [
+    common.SOURCE_TYPE_MARKDOWN,
+    common.SOURCE_TYPE_TEXT,
+    common.SOURCE_TYPE_HTML,
+    common.SOURCE_TYPE_PDF,
+]
+RISKS = {"default": None, "high": common.RISK_LEVEL_HIGH, "none": common.RISK_LEVEL_NONE}
+
+
+@pytest.mark.parametrize("risk", list(RISKS), ids=list(RISKS))
+@pytest.mark.parametrize("mode", list(MODES), ids=list(MODES))
+def test_a_filter_every_chunk_passes_changes_no_hit_score_or_context(
+    retrieval: rs_grpc.RetrievalServiceStub, mode: str, risk: str
+) -> None:
+    """Without filters the pipeline reads only the candidates' risk levels and then the chunks
+    of the hits; with a filter it reads every candidate's chunk. Both must give the same hits,
+    stage scores, ranks and context, at every risk ceiling."""
+    for question, _ in QUESTIONS + PARAPHRASES:
+        plain = rs.RetrieveRequest(query=question, top_k=10)
+        plain.hybrid.mode = MODES[mode]
+        if RISKS[risk] is not None:
+            plain.max_risk_level = RISKS[risk]
+        filtered = rs.RetrieveRequest()
+        filtered.CopyFrom(plain)
+        filtered.filters.source_types.extend(DOCUMENT_SOURCE_TYPES)
+        expected = retrieval.Retrieve(filtered, timeout=60)
+        got = retrieval.Retrieve(plain, timeout=60)
+        assert len(got.hits) == 10
+        assert list(got.hits) == list(expected.hits), question
+        assert got.context == expected.context, question
+        assert got.total_candidates == expected.total_candidates
 
 
 def test_unavailable_features_warn_instead_of_pretending(

@@ -1,5 +1,5 @@
 """A read-only `FollowingCollection` follows the writes of the `Collection` that owns the files:
-upserts, deletes (never served again, not even from the store's chunk cache), a lexical commit
+upserts, deletes (never served again, not even from the store's chunk or risk-level cache), a lexical commit
 lagging the store, drop and re-create (FollowerBackend.is_current). The writer's own version
 never names a write whose indexes are not committed yet."""
 
@@ -40,6 +40,7 @@ def test_follower_applies_upserts_and_deletes_and_evicts_cached_chunks(tmp_path:
         rows = _dense_rows(follower)
         assert len(rows) == 6 and _lexical_rows(follower) == rows
         assert len(follower.get_chunks(sorted(rows))) == 6  # now in the chunk cache
+        assert len(follower.get_risk_levels(sorted(rows))) == 6  # and in the risk-level cache
         before = follower.version()
 
         writer.delete_documents(["a"])
@@ -49,6 +50,7 @@ def test_follower_applies_upserts_and_deletes_and_evicts_cached_chunks(tmp_path:
         live = _dense_rows(follower)
         assert len(live) == 5 and _lexical_rows(follower) == live
         assert set(follower.get_chunks(sorted(rows))) == rows & live  # "a" evicted
+        assert set(follower.get_risk_levels(sorted(rows))) == rows & live
         assert {c.document_id for c in follower.get_chunks(sorted(live)).values()} == {"b", "c"}
         assert follower.version() == writer.version()
         assert before.is_older_than(follower.version())

@@ -296,3 +296,47 @@ def test_cached_chunks_never_outlive_their_rows(
     assert reopened.get_chunks(replaced) == cached
     reopened.close()
     assert len(store._chunks) <= 3
+
+
+def test_risk_levels_are_those_of_live_rows_and_never_outlive_them(
+    store: SqliteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("core.store.sqlite_store.RISK_CACHE_SIZE", 3)
+    document = make_document("guide")
+    levels = [RiskLevel.NONE, RiskLevel.HIGH, RiskLevel.LOW]
+    risky = store.upsert_document(
+        document, "h1", drafts(3), vectors(3), risk=[(("flag",), level) for level in levels]
+    ).added_row_ids
+    other = put(store, "other", 2)
+    found = store.get_risk_levels([*risky, *other, 999, risky[0]])
+    assert found == {
+        **dict(zip(risky, levels, strict=True)),
+        **dict.fromkeys(other, RiskLevel.NONE),
+    }
+    chunks = store.get_chunks([*risky, *other])
+    assert found == {row_id: chunk.risk_level for row_id, chunk in chunks.items()}
+    assert store.get_risk_levels(other) == dict.fromkeys(other, RiskLevel.NONE)  # cached
+    assert len(store._risks) <= 3
+    replaced = store.upsert_document(document, "h2", drafts(1), vectors(1)).added_row_ids
+    assert store.get_risk_levels([*risky, *replaced]) == {replaced[0]: RiskLevel.NONE}
+    store.delete_documents(["other"])
+    assert store.get_risk_levels(other) == {}  # cached before the delete, not served after it
+
+
+def test_a_reader_forgets_the_risk_levels_of_rows_another_process_deleted(
+    store: SqliteStore, db_path: Path
+) -> None:
+    rows = put(store, "guide", 2)
+    reader = SqliteStore.open_existing(db_path)
+    try:
+        assert reader.get_risk_levels(rows) == dict.fromkeys(rows, RiskLevel.NONE)
+        removed = store.delete_documents(["guide"]).removed_row_ids
+        reader.forget_rows(removed)
+        assert reader.get_risk_levels(rows) == {}
+        again = put(store, "again", 1)
+        assert reader.get_risk_levels(again) == {again[0]: RiskLevel.NONE}
+        store.delete_documents(["again"])
+        reader.forget_all_rows()  # a pruned change log: every cached row forgotten
+        assert reader.get_risk_levels(again) == {}
+    finally:
+        reader.close()
