@@ -338,37 +338,32 @@ class MilvusStore:
 
     def get_chunks(self, row_ids: Sequence[int]) -> dict[int, Chunk]:
         """Live chunks by row id; unknown or deleted ids are absent."""
-        found: dict[int, Chunk] = {}
         unique = list(dict.fromkeys(int(i) for i in row_ids))
-        for start in range(0, len(unique), _BATCH):
-            batch = unique[start : start + _BATCH]
-            for entity in self.client.get(
-                self.chunks, ids=batch, output_fields=CHUNK_OUTPUT_FIELDS
-            ):
-                chunk = chunk_from_entity(entity)
-                found[chunk.row_id] = chunk
+        found: dict[int, Chunk] = {}
+        for entity in self._chunk_entities(unique, CHUNK_OUTPUT_FIELDS):
+            chunk = chunk_from_entity(entity)
+            found[chunk.row_id] = chunk
         return {rid: found[rid] for rid in unique if rid in found}
 
     def get_risk_levels(self, row_ids: Sequence[int]) -> dict[int, RiskLevel]:
         """The risk level of each live chunk among `row_ids`; unknown or deleted ids are absent."""
-        found: dict[int, RiskLevel] = {}
         unique = list(dict.fromkeys(int(i) for i in row_ids))
-        for start in range(0, len(unique), _BATCH):
-            batch = unique[start : start + _BATCH]
-            for entity in self.client.get(
-                self.chunks, ids=batch, output_fields=["row_id", "risk_level"]
-            ):
-                found[int(entity["row_id"])] = risk_level_of(entity)
-        return found
+        entities = self._chunk_entities(unique, ["row_id", "risk_level"])
+        return {int(entity["row_id"]): risk_level_of(entity) for entity in entities}
 
     def get_vectors(self, row_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """Embeddings of the live chunks among `row_ids`: (int64 (n,), float32 (n, d)), by id."""
         unique = sorted(dict.fromkeys(int(i) for i in row_ids))
-        entities: list[dict[str, Any]] = []
-        for start in range(0, len(unique), _BATCH):
-            batch = unique[start : start + _BATCH]
-            entities += self.client.get(self.chunks, ids=batch, output_fields=["row_id", "vector"])
+        entities = list(self._chunk_entities(unique, ["row_id", "vector"]))
         return _vectors(entities, self._dimension())
+
+    def _chunk_entities(self, row_ids: list[int], fields: list[str]) -> Iterator[dict[str, Any]]:
+        """The live chunk entities among `row_ids` (distinct) with `fields`, read `_BATCH` ids
+        at a time."""
+        for start in range(0, len(row_ids), _BATCH):
+            yield from self.client.get(
+                self.chunks, ids=row_ids[start : start + _BATCH], output_fields=fields
+            )
 
     def get_lexical_rows(self, row_ids: Sequence[int]) -> list[LexicalRow]:
         """Lexical rows of the live chunks among `row_ids`, ascending by row id."""
