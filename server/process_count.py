@@ -52,7 +52,7 @@ def query_model_threads(configured: int, processes: int, cores: int | None = Non
     so N processes ran N x cores model threads on `cores` cores (and a container's CPU quota was
     ignored). With the pools waking one another between the graph's operators that cost
     throughput: on the 2-core machine, 2 processes of 1 thread each against 2 of 2 threads
-    served 4-22 % more Retrieve calls per second at 8 and 32 clients in every cell of two
+    served 1-22 % more Retrieve calls per second at 8 and 32 clients in every cell of two
     interleaved ghz runs (benchmarks/results/ghz_query_model_threads.md)."""
     if configured > 0:
         return configured

@@ -143,7 +143,7 @@ class QueryEmbeddingCache:
             if cached is None:
                 missing.setdefault(key, []).append(row)
             else:
-                result[row] = _host(cached)
+                result[row] = host_float32(cached)
                 hits[row] = True
         return result, hits, missing
 
@@ -189,7 +189,7 @@ class QueryEmbeddingCache:
         ]
         reference = next((r for r in device_rows if is_tensor(r)), None)
         if reference is None:  # every row was cached on the host
-            return torch.from_numpy(np.stack([_host(r) for r in device_rows])), hits
+            return torch.from_numpy(np.stack([host_float32(r) for r in device_rows])), hits
         return torch.stack([_on_device(r, reference) for r in device_rows]), hits
 
     def stats(self) -> CacheStats:
@@ -210,11 +210,6 @@ class QueryEmbeddingCache:
 def _check_shape(shape: tuple[int, ...], expected: tuple[int, int]) -> None:
     if shape != expected:
         raise RuntimeError(f"inner embedder returned shape {shape}, expected {expected}")
-
-
-def _host(vector: Vector) -> FloatArray:
-    """A cached row as float32 host values."""
-    return host_float32(vector)
 
 
 def _on_device(vector: Vector, like: torch.Tensor) -> torch.Tensor:
