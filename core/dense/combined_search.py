@@ -16,6 +16,7 @@ gets its own result or its own exception; none is left waiting.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
@@ -23,6 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+
+logger = logging.getLogger(__name__)
 
 FloatArray = npt.NDArray[np.float32]
 IdArray = npt.NDArray[np.int64]
@@ -103,6 +106,7 @@ class SearchCombiner:
     def _serve(self, batch: list[_Request]) -> None:
         """Search `batch` in one call (alone again on failure); settle every request."""
         self.sizes[len(batch)] += 1
+        logger.debug("dense search of %d queries combined", len(batch))
         try:
             try:
                 queries = np.concatenate([request.query for request in batch])
