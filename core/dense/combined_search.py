@@ -1,17 +1,21 @@
 """Combined dense searches: concurrent single-query searches of one index served by one call.
 
 Flat combining (Hendler, Incze, Shavit, Tzafrir, SPAA 2010) over the lock that already serialises
-an index's searches. A thread that wants a search queues its query, then takes the lock. Whoever
-holds the lock takes its own query and every other one queued at that moment (up to
-`MAX_COMBINED_QUERIES`), searches them in one call and hands each waiter its own row; a waiter
-that then gets the lock finds its answer and leaves at once. Nobody waits for a timer: a query
-with no company is searched alone, immediately.
+an index's searches. A thread that wants a search queues its query. If no other thread is
+combining, it becomes the combiner at once: it takes the index's lock, takes its own query and
+every other one queued at that moment (up to `MAX_COMBINED_QUERIES`), searches them in one call,
+hands each waiter its own row (waking it), and passes the combiner's part to the oldest query
+still queued, if any. Every other thread sleeps on its own event until it has its answer or the
+combiner's part. Nobody waits for a timer: a query with no company is searched alone, at once;
+and a waiter whose answer is ready never queues behind the next search for the lock.
 
 The batch is taken after the lock is acquired, so each query is answered from the index as it
 stood at one moment between its call and its return, exactly as a search under the lock would
 be: a swap, a replay or a delete done under the same lock is seen by all of a batch or by none.
 When the combined call raises, each of its queries is searched again alone, so every waiter
 gets its own result or its own exception; none is left waiting.
+
+Never call `search` while holding the lock (the combiner of the moment may be waiting for it).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import logging
 import threading
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -41,13 +45,15 @@ SearchRows = Callable[[FloatArray, Sequence[int]], list[Results]]
 
 @dataclass(eq=False, slots=True)
 class _Request:
-    """One queued query; `done` is set (under the lock) with its result or its error."""
+    """One queued query; `done` is set (under the lock) with its result or its error, then
+    `wake` (also set to hand its thread the combiner's part)."""
 
     query: FloatArray
     k: int
     result: Results | None = None
     error: BaseException | None = None
     done: bool = False
+    wake: threading.Event = field(default_factory=threading.Event)
 
     def outcome(self) -> Results:
         if self.error is not None:
@@ -76,6 +82,7 @@ class SearchCombiner:
         self._max_queries = max_queries
         self._queue: deque[_Request] = deque()
         self._queue_lock = threading.Lock()
+        self._combining = False  # a thread holds the combiner's part; under _queue_lock
         self.sizes: Counter[int] = Counter()
 
     @property
@@ -89,10 +96,28 @@ class SearchCombiner:
         request = _Request(query, k)
         with self._queue_lock:
             self._queue.append(request)
-        with self._lock:
-            if not request.done:
-                self._serve(self._take(request))
+            combiner = not self._combining
+            self._combining = True
+        if not combiner:
+            request.wake.wait()  # answered, or handed the combiner's part
+        if not request.done:
+            try:
+                with self._lock:
+                    self._serve(self._take(request))
+            finally:
+                self._hand_over(request)
         return request.outcome()
+
+    def _hand_over(self, own: _Request) -> None:
+        """Pass the combiner's part to the oldest queued request, or give it up (`own` leaves
+        the queue if an exception kept it from being taken)."""
+        with self._queue_lock:
+            if not own.done and own in self._queue:
+                self._queue.remove(own)
+            successor = self._queue[0] if self._queue else None
+            self._combining = successor is not None
+        if successor is not None:
+            successor.wake.set()
 
     def _take(self, own: _Request) -> list[_Request]:
         """`own` first, then the oldest queued requests, up to `max_queries` in all."""
@@ -119,19 +144,25 @@ class SearchCombiner:
                 return
             for request, result in zip(batch, results, strict=True):
                 request.result = result
-                request.done = True
+                _settle(request)
         except BaseException as error:
             for request in batch:
                 if not request.done:
                     request.error = error if request is batch[0] else _copied(error)
-                    request.done = True
+                    _settle(request)
 
     def _serve_alone(self, request: _Request) -> None:
         try:
             (request.result,) = self._search_rows(request.query, [request.k])
         except Exception as error:
             request.error = error
-        request.done = True
+        _settle(request)
+
+
+def _settle(request: _Request) -> None:
+    """Mark `request` answered and wake its thread."""
+    request.done = True
+    request.wake.set()
 
 
 def _copied(error: BaseException) -> BaseException:
