@@ -63,10 +63,10 @@ class _Request:
 
 
 class SearchCombiner:
-    """Single-query searches of one index, combined while they wait for `lock`.
+    """Single-query searches of one index, combined while one of them searches.
 
-    `lock` is the lock every other use of the index holds (searches, adds, removes, swaps);
-    `search_rows` is called with it held. `sizes` counts the calls made by how many queries each
+    `lock` is the lock every other use of the index holds (adds, removes, swaps, other
+    searches); `search_rows` is called with it held. `sizes` counts the calls made by how many queries each
     took (read it for a histogram; it only grows)."""
 
     def __init__(
