@@ -19,6 +19,12 @@ from core.catalog import replay
 from core.catalog.collection_config import CollectionConfig
 from core.catalog.directory_swap import SWAP_PURPOSE, remove_stale_siblings, replace_directory
 from core.catalog.version import INCARNATION_KEY, CollectionVersion, new_incarnation
+from core.dense.combined_search import (
+    Results,
+    SearchCombiner,
+    search_per_k,
+    search_with_largest_k,
+)
 from core.dense.engine_factory import DenseEngine, DenseEngineName
 from core.dense.protocol import DenseIndex
 from core.embed.torch_tensors import host_float32
@@ -45,6 +51,10 @@ if TYPE_CHECKING:  # a tensor comes only from a GPU embedder, which loaded torch
 logger = logging.getLogger(__name__)
 
 Queries: TypeAlias = "npt.NDArray[np.float32] | torch.Tensor"
+_LARGEST_K_ENGINES = frozenset({DenseEngineName.FAISS_FLAT, DenseEngineName.FAISS_IVF_FLAT})
+"""Engines whose top-k is the prefix of their top-K for K > k: one combined call takes max k."""
+_COMBINED_ENGINES = _LARGEST_K_ENGINES | {DenseEngineName.FAISS_HNSW}
+"""Engines whose single-query searches are combined (HNSW: one call per distinct k)."""
 
 STORE_FILE = "store.sqlite3"
 MEMORIES_FILE = "memories.sqlite3"
@@ -136,6 +146,7 @@ class Collection:
         self.write_lock = threading.Lock()
         self._engine = dense
         self._dense_lock = threading.RLock()
+        self._combined = SearchCombiner(self._dense_lock, self._search_rows)
         self._dense_sequence = store.sequence()
         saved = None if open_report is None else open_report.dense
         self._dense_saved_sequence = self._dense_sequence if saved is None else _saved_at(saved)
@@ -404,8 +415,12 @@ class Collection:
 
         `queries` may be a torch tensor on `dense_device` (the GPU embedder's output, searched
         without leaving the device) when the engine is the torch engine; other engines get a
-        float32 host copy.
+        float32 host copy. A single query over a FAISS CPU engine is combined with the others
+        waiting for the index (`core.dense.combined_search`).
         """
+        if allowed is None and k >= 1 and queries.shape[0] == 1:
+            if self._engine.name in _COMBINED_ENGINES:  # re-read under the lock: `_search_rows`
+                return self._combined.search(host_float32(queries), k)
         with self._dense_lock:
             engine = self._engine
             index = engine.index
@@ -415,6 +430,18 @@ class Collection:
             if allowed is not None:
                 return index.search_subset(query, k, allowed)  # type: ignore[arg-type]
             return index.search(query, k)  # type: ignore[arg-type]
+
+    def _search_rows(self, queries: np.ndarray, ks: Sequence[int]) -> list[Results]:
+        """Combined single-query searches (float32 (m, d), each row's k) on the engine of now;
+        under `_dense_lock`."""
+        engine = self._engine
+        search = engine.index.search
+        if engine.name in _LARGEST_K_ENGINES:
+            return search_with_largest_k(search, queries, ks)
+        if engine.name in _COMBINED_ENGINES:
+            return search_per_k(search, queries, ks)
+        # swapped for an engine that does not combine since these were queued: one by one
+        return [search(queries[i : i + 1], k) for i, k in enumerate(ks)]
 
     def lexical_search(self, query: str, k: int) -> list[tuple[int, float]]:
         """Top-k (row id, BM25 score) for the query text."""

@@ -8,8 +8,9 @@
   train it (`spec.ivf_nlist_for`), vectors live in an exact IDMap2(IndexFlatIP); the add that
   crosses the threshold trains on everything staged plus the new batch and moves it all over.
 
-Thread-safe: one lock serialises every operation (FAISS parallelises a search of several queries
-internally; a single query runs on the calling thread alone, `faiss_threads`).
+Thread-safe: one lock serialises every operation. A search of up to 16 queries (a single one, or
+a combined search, `combined_search`) runs on the calling thread alone (`faiss_threads`); flat
+searches of 4 or more queries share one BLAS pass over the vectors (`faiss_shared_scan`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from core.dense import faiss_build as build
 from core.dense.exact import empty_results, exact_top_k, finalise
 from core.dense.faiss_build import FloatArray, IdArray
 from core.dense.faiss_file import SavedIndex, read_index_file, write_index_file
+from core.dense.faiss_shared_scan import share_scans
 from core.dense.faiss_threads import search_threads
 from core.dense.spec import DenseIndexSpec, DenseKind, ivf_nlist_for
 
@@ -52,6 +54,7 @@ class FaissIndex:
         self._tombstone_cache: tuple[faiss.IDSelector, faiss.IDSelector, IdArray] | None = None
         self._lock = threading.RLock()
         build.configure(index, spec)
+        share_scans()
 
     @classmethod
     def create(cls, spec: DenseIndexSpec, dimension: int) -> FaissIndex:

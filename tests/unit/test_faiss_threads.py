@@ -1,4 +1,4 @@
-"""OpenMP threads of FAISS searches: a single query searches on its calling thread alone, the
+"""OpenMP threads of FAISS searches: up to 16 queries search on their calling thread alone, the
 thread's own setting is restored afterwards, other threads are unaffected, and the results are
 the exact top-k either way."""
 
@@ -13,7 +13,7 @@ import pytest
 
 from core.dense.exact import exact_top_k
 from core.dense.faiss_index import FaissIndex
-from core.dense.faiss_threads import search_threads
+from core.dense.faiss_threads import ALONE_MAX_QUERIES, search_threads
 from core.dense.spec import DenseIndexSpec
 
 
@@ -33,13 +33,15 @@ def two_threads() -> Iterator[None]:
     faiss.omp_set_num_threads(before)
 
 
-def test_a_single_query_runs_alone_and_the_threads_setting_comes_back() -> None:
+def test_a_combined_search_runs_alone_and_the_threads_setting_comes_back() -> None:
     seen: list[int] = []
     with search_threads(1):
         seen.append(faiss.omp_get_max_threads())
-    with search_threads(8):
+    with search_threads(ALONE_MAX_QUERIES):
         seen.append(faiss.omp_get_max_threads())
-    assert seen == [1, 2]
+    with search_threads(ALONE_MAX_QUERIES + 1):
+        seen.append(faiss.omp_get_max_threads())
+    assert seen == [1, 1, 2]
     assert faiss.omp_get_max_threads() == 2
 
 
