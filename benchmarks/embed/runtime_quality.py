@@ -1,18 +1,27 @@
-"""Retrieval quality of each embedding runtime (torch, onnx, onnx-int8) on both labelled sets.
+"""Retrieval quality of each embedding runtime (torch, onnx, onnx-int8) on the labelled sets.
 
 Run from the repository root:
-    python -m benchmarks.embed.runtime_quality [--full] [--cache-dir DIR]
+    python -m benchmarks.embed.runtime_quality [--full] [--cache-dir DIR] [--embedding-cache FILE]
+        [--query-model NAME=FILE.onnx ...]
 
-For python-faq (/work/shared/data/python-faq, or $PYTHON_FAQ_DIR) and perl-faq
-(benchmarks/data/perl-faq) the real pipeline indexes the set once per runtime
-(`core.eval.runner.index_dataset`, no whole-section baseline) and scores the server default (hybrid, weighted
-fusion) and dense mode, MRR@10 and Recall@10; "auto" (the server default on a CPU: documents by
-torch, queries by onnx fp32, `SplitRuntimeEmbedder`); plus "torch index, int8 queries": the
-torch-indexed collection queried with onnx-int8 query vectors (what switching a running server to
-onnx-int8 without re-indexing gives). `--runtimes` picks from torch, auto, onnx, onnx-int8. Without --full, subsets with distractors (`--subset faq/
---distractors 300` and `--subset perlfaq --distractors 300`, as in granularity_sweep.md).
-Document vectors are cached per runtime in SQLite under --cache-dir (keys include the runtime).
-Writes benchmarks/results/embed_runtime_quality.{json,md}.
+For python-faq (/work/shared/data/python-faq, or $PYTHON_FAQ_DIR), perl-faq
+(benchmarks/data/perl-faq) and r-faq (benchmarks/data/r-faq) the real pipeline indexes the set
+once per document runtime (`core.eval.runner.index_dataset`, section vectors as configured by
+default, no whole-section baseline) and scores the server default (hybrid, weighted fusion,
+default section weight) and dense mode, MRR@10 and Recall@10, for every query runtime that reads
+that index: "torch", "onnx" and "onnx-int8" (documents and queries alike), "auto" (the server
+default on a CPU: documents by torch, queries by onnx fp32, `SplitRuntimeEmbedder`; "torch index,
+int8 queries" is `model.runtime = "auto-int8"`), "torch
+index, int8 queries" (the torch-indexed collection queried with onnx-int8 vectors) and, for each
+`--query-model NAME=FILE`, "torch index, NAME queries": the same torch index queried by that ONNX
+file (e.g. a quantisation variant from benchmarks/embed/int8_query_variants.py). Runtimes that
+share a document runtime share its index. `--runtimes` picks from torch, auto, onnx, onnx-int8
+(the "torch index, int8 queries" row comes with onnx-int8); `--datasets` from the sets above.
+Without --full, subsets with distractors (`--subset faq/ --distractors 300` and `--subset
+perlfaq --distractors 300`; r-faq always whole, as in granularity_sweep.md).
+Document vectors are cached in SQLite (`--embedding-cache`, default --cache-dir/eval-vectors.sqlite;
+keys include the runtime, torch's are `groundwire eval`'s).
+Writes benchmarks/results/embed_runtime_quality[-<sets>][-<--name>].{json,md}.
 """
 
 from __future__ import annotations
@@ -20,20 +29,26 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
+
 from core.catalog.catalog import CollectionCatalog
 from core.catalog.collection_config import CollectionConfig
 from core.embed.cached_embedder import CachedEmbedder
 from core.embed.model_runtime import ModelRuntime
-from core.embed.onnx_build import load_onnx_embedder
+from core.embed.onnx_build import load_onnx_embedder, variant_dir
+from core.embed.onnx_embedder import OnnxEmbedder
 from core.embed.protocol import Embedder
+from core.embed.saved_tokenizer import load_tokenizer
 from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder, default_model_path
 from core.embed.split_runtime_embedder import SplitRuntimeEmbedder
 from core.eval.beir import BeirDataset, load_beir, subset
@@ -51,47 +66,95 @@ ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
 DATASETS = {
     "python-faq": (
-        Path(os.environ.get("PYTHON_FAQ_DIR", ROOT.parent / "shared/data/python-faq")),
+        Path(os.environ.get("PYTHON_FAQ_DIR", "/work/shared/data/python-faq")),
         "faq/",
     ),
     "perl-faq": (ROOT / "benchmarks" / "data" / "perl-faq", "perlfaq"),
+    "r-faq": (ROOT / "benchmarks" / "data" / "r-faq", None),
 }
 DISTRACTORS = 300
 CROSS = "torch index, int8 queries"
 
 
-def evaluate(dataset: BeirDataset, embedder: Embedder) -> dict[str, dict[str, float]]:
-    """Index `dataset` with `embedder` in a temporary catalog; metrics@10 per configuration."""
-    config = CollectionConfig(embedding_model=embedder.model_name, embedding_dim=embedder.dimension)
+class BatchedQueries:
+    """`inner` with every query of the set embedded up front in seeded random batches of
+    `batch` (as the server's micro-batcher groups concurrent questions); `embed_queries` returns
+    those rows. Dynamic int8 quantises activations per call, so its vectors depend on the batch."""
+
+    def __init__(self, inner: Embedder, texts: list[str], batch: int, seed: int = 0) -> None:
+        order = list(dict.fromkeys(texts))
+        random.Random(seed).shuffle(order)
+        self._rows: dict[str, np.ndarray] = {}
+        for start in range(0, len(order), batch):
+            chunk = order[start : start + batch]
+            self._rows.update(zip(chunk, inner.embed_queries(chunk), strict=True))
+        self._inner = inner
+        self.model_name = inner.model_name
+        self.dimension = inner.dimension
+        self.max_tokens = inner.max_tokens
+        self.device = inner.device
+        self.additive_token_counts = inner.additive_token_counts
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return np.vstack([self._rows[t] for t in texts])
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        return self._inner.embed_documents(texts)
+
+    def count_tokens(self, text: str) -> int:
+        return self._inner.count_tokens(text)
+
+
+def evaluate(
+    dataset: BeirDataset, documents: Embedder, queries: dict[str, Embedder], query_batch: int = 1
+) -> dict[str, dict[str, dict[str, float]]]:
+    """Index `dataset` with `documents` in a temporary catalog once; metrics@10 per
+    configuration for each query embedder (by name) over that index; with `query_batch` > 1
+    the queries are embedded in random batches of that size first (`BatchedQueries`)."""
+    config = CollectionConfig(
+        embedding_model=documents.model_name, embedding_dim=documents.dimension
+    )
     with (
         tempfile.TemporaryDirectory(prefix="gw-runtime-quality-") as tmp,
         ThreadPoolExecutor(2) as pool,
     ):
         catalog = CollectionCatalog(Path(tmp))
         catalog.open_all()
-        index_dataset(dataset, catalog, Indexer(embedder, config.chunk_max_tokens, 1 << 30), config)
-        pipeline = RetrievalPipeline(catalog, embedder, pool)
-        results: dict[str, dict[str, float]] = {}
-        for label, template in configurations().items():
-            run = {
-                query_id: ranked_documents(
-                    pipeline,
-                    replace(
-                        template, query=normalize_query(text, 100_000), collection=EVAL_COLLECTION
-                    ),
-                    10,
-                )
-                for query_id, text in dataset.queries.items()
-            }
-            results[label] = evaluate_run(run, dataset.qrels, 10)
+        index_dataset(
+            dataset, catalog, Indexer(documents, config.chunk_max_tokens, 1 << 30), config
+        )
+        by_query: dict[str, dict[str, dict[str, float]]] = {}
+        texts = [normalize_query(text, 100_000) for text in dataset.queries.values()]
+        for name, embedder in queries.items():
+            if query_batch > 1:
+                embedder = BatchedQueries(embedder, texts, query_batch)
+            pipeline = RetrievalPipeline(catalog, embedder, pool)
+            results: dict[str, dict[str, float]] = {}
+            for label, template in configurations().items():
+                run = {
+                    query_id: ranked_documents(
+                        pipeline,
+                        replace(
+                            template,
+                            query=normalize_query(text, 100_000),
+                            collection=EVAL_COLLECTION,
+                        ),
+                        10,
+                    )
+                    for query_id, text in dataset.queries.items()
+                }
+                results[label] = evaluate_run(run, dataset.qrels, 10)
+            by_query[name] = results
         catalog.close()
-    return results
+    return by_query
 
 
 def configurations() -> dict[str, RetrievalRequest]:
     """The server default request (settings defaults) and dense mode."""
     r = Settings().retrieval
-    base = RetrievalRequest(query="", collection="", top_k=10, candidate_depth=100)
+    base = RetrievalRequest(
+        query="", collection="", top_k=10, candidate_depth=100, section_weight=r.section_weight
+    )
     return {
         "default": replace(
             base,
@@ -105,95 +168,165 @@ def configurations() -> dict[str, RetrievalRequest]:
     }
 
 
+def query_model(path: Path, like: OnnxEmbedder, build: Path, threads: int) -> OnnxEmbedder:
+    """An ONNX query model file run with the tokenizer of the build in `build` and the spec of
+    `like` (that build's fp32 embedder)."""
+    return OnnxEmbedder(
+        path,
+        load_tokenizer(build / "tokenizer"),
+        like.spec,
+        model_name=str(default_model_path()),
+        runtime=ModelRuntime.ONNX_INT8,
+        threads=threads,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--full", action="store_true", help="whole corpora, no subsets")
     parser.add_argument("--cache-dir", type=Path, default=Path("/work/cache/onnx"))
+    parser.add_argument("--embedding-cache", type=Path, default=None)
     parser.add_argument("--onnx-threads", type=int, default=0)
     parser.add_argument("--runtimes", default="torch,onnx,onnx-int8", help="comma-separated")
+    parser.add_argument(
+        "--query-model", action="append", default=[], help="NAME=FILE.onnx, repeatable"
+    )
     parser.add_argument("--distractors", type=int, default=DISTRACTORS)
     parser.add_argument("--datasets", default=",".join(DATASETS), help="comma-separated")
+    parser.add_argument("--name", default="", help="suffix of the result files")
+    parser.add_argument(
+        "--query-batch",
+        type=int,
+        default=1,
+        help="embed each set's queries in seeded random batches of this size (default: alone)",
+    )
     args = parser.parse_args()
     uptime_before = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     model = default_model_path()
     torch_embedder = SentenceTransformerEmbedder(model, "cpu", 32)
-    embedders: dict[str, Embedder] = {"torch": torch_embedder}
     wanted = args.runtimes.split(",")
-    onnx: dict[str, Embedder] = {}
+    onnx: dict[str, OnnxEmbedder] = {}
     for runtime in (ModelRuntime.ONNX, ModelRuntime.ONNX_INT8):
-        if runtime.value not in wanted and not (runtime is ModelRuntime.ONNX and "auto" in wanted):
-            continue
-        onnx[runtime.value] = load_onnx_embedder(
-            Path(model), args.cache_dir / "models", runtime, threads=args.onnx_threads
+        needed = runtime.value in wanted or (
+            runtime is ModelRuntime.ONNX and ("auto" in wanted or args.query_model)
         )
-        if runtime.value in wanted:
-            embedders[runtime.value] = onnx[runtime.value]
+        if needed:
+            onnx[runtime.value] = load_onnx_embedder(
+                Path(model), args.cache_dir / "models", runtime, threads=args.onnx_threads
+            )
+    # document runtime -> {row name: query embedder}; every row of a document runtime shares
+    # its index
+    documents: dict[str, Embedder] = {"torch": torch_embedder}
+    rows: dict[str, dict[str, Embedder]] = {"torch": {}}
+    if "torch" in wanted:
+        rows["torch"]["torch"] = torch_embedder
     if "auto" in wanted:  # the server default on a CPU: torch documents, onnx queries
-        embedders["auto"] = SplitRuntimeEmbedder(onnx["onnx"], torch_embedder)
+        rows["torch"]["auto"] = SplitRuntimeEmbedder(onnx["onnx"], torch_embedder)
     if "onnx-int8" in wanted:
-        embedders[CROSS] = SplitRuntimeEmbedder(onnx["onnx-int8"], torch_embedder)
-    cached = {
-        name: CachedEmbedder(e, args.cache_dir / "eval-vectors.sqlite")
-        for name, e in embedders.items()
-    }
+        rows["torch"][CROSS] = SplitRuntimeEmbedder(onnx["onnx-int8"], torch_embedder)
+    for entry in args.query_model:
+        label, _, file = entry.partition("=")
+        build = variant_dir(Path(model), args.cache_dir / "models")
+        queries = query_model(Path(file), onnx["onnx"], build, args.onnx_threads)
+        rows["torch"][f"torch index, {label} queries"] = SplitRuntimeEmbedder(
+            queries, torch_embedder
+        )
+    for runtime in ("onnx", "onnx-int8"):
+        if runtime in wanted:
+            documents[runtime] = onnx[runtime]
+            rows[runtime] = {runtime: onnx[runtime]}
+    vectors = args.embedding_cache or args.cache_dir / "eval-vectors.sqlite"
+    cached = {name: CachedEmbedder(e, vectors) for name, e in documents.items()}
+    names = [name for group in rows.values() for name in group]
     report: dict[str, object] = {"subsets": not args.full, "uptime_before": uptime_before}
     chosen = args.datasets.split(",")
     for dataset_name, (directory, prefix) in DATASETS.items():
         if dataset_name not in chosen:
             continue
         dataset = load_beir(directory)
-        if not args.full:
+        if not args.full and prefix is not None:
             dataset = subset(dataset, prefix, args.distractors)
         entry: dict[str, object] = {
             "documents": len(dataset.corpus),
             "queries": len(dataset.queries),
-            "subset": None if args.full else {"prefix": prefix, "distractors": args.distractors},
+            "subset": None
+            if args.full or prefix is None
+            else {"prefix": prefix, "distractors": args.distractors},
         }
-        for name, embedder in cached.items():
+        for document_runtime, group in rows.items():
+            if not group:
+                continue
             started = time.perf_counter()
-            results = evaluate(dataset, embedder)
-            entry[name] = {"results": results, "seconds": round(time.perf_counter() - started, 1)}
-            print(dataset_name, name, json.dumps(results), flush=True)
+            by_query = evaluate(dataset, cached[document_runtime], group, args.query_batch)
+            seconds = round(time.perf_counter() - started, 1)
+            for name, results in by_query.items():
+                entry[name] = {"results": results, "index_seconds_shared": seconds}
+                print(dataset_name, name, json.dumps(results), flush=True)
         report[dataset_name] = entry
     report["uptime_after"] = subprocess.run(
         ["uptime"], capture_output=True, text=True
     ).stdout.strip()
     report["date"] = datetime.now(UTC).isoformat(timespec="seconds")
+    report["query_models"] = args.query_model
+    report["query_batch"] = args.query_batch
     RESULTS.mkdir(parents=True, exist_ok=True)
     name = "embed_runtime_quality" + (
         "" if len(chosen) == len(DATASETS) else f"-{'-'.join(chosen)}"
     )
+    if args.name:
+        name += f"-{args.name}"
     (RESULTS / f"{name}.json").write_text(json.dumps(report, indent=2) + "\n")
-    (RESULTS / f"{name}.md").write_text(markdown(report, list(cached)) + "\n")
-    print(markdown(report, list(cached)))
+    (RESULTS / f"{name}.md").write_text(markdown(report, names) + "\n")
+    print(markdown(report, names))
+
+
+def _batching(report: dict[str, object]) -> str:
+    batch = report.get("query_batch", 1)
+    return "one at a time" if batch == 1 else f"in seeded random batches of {batch}"
 
 
 def markdown(report: dict[str, object], runtimes: list[str]) -> str:
-    """The comparison table: MRR@10 / Recall@10 per runtime, deltas against torch."""
+    """The comparison table: MRR@10 / Recall@10 per runtime, deltas against torch and against
+    auto (today's server default) when it ran; Recall@10 deltas in questions."""
     lines = [
         "# Retrieval quality per embedding runtime",
         "",
-        f"Run {report['date']}; {'subsets with distractors' if report['subsets'] else 'full sets'}. "
+        f"Run {report['date']}; {'subsets with distractors' if report['subsets'] else 'full sets'}; "
+        f"queries embedded {_batching(report)}. "
         f"Load before: `{report['uptime_before']}`; after: `{report['uptime_after']}`.",
         "",
-        "| set | runtime | default MRR@10 | default R@10 | dense MRR@10 | dense R@10 | ΔMRR@10 default / dense vs torch |",
-        "|---|---|---|---|---|---|---|",
+        "| set | runtime | default MRR@10 | default R@10 | dense MRR@10 | dense R@10 "
+        "| ΔMRR@10 default / dense vs torch | vs auto: ΔMRR@10 default / dense, ΔR@10 in questions |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for dataset_name in DATASETS:
         if dataset_name not in report:
             continue
         entry = report[dataset_name]
         assert isinstance(entry, dict)
-        torch_results = entry["torch"]["results"]
+        queries = entry["queries"]
         for name in runtimes:
             r = entry[name]["results"]
-            deltas = " / ".join(
-                f"{r[c]['mrr@10'] - torch_results[c]['mrr@10']:+.4f}" for c in ("default", "dense")
-            )
-            label = f"{dataset_name} ({entry['documents']} docs, {entry['queries']} q)"
+            against = []
+            for base in ("torch", "auto"):
+                if base not in entry:
+                    against.append("")
+                    continue
+                b = entry[base]["results"]
+                cell = " / ".join(
+                    f"{r[c]['mrr@10'] - b[c]['mrr@10']:+.4f}" for c in ("default", "dense")
+                )
+                if base == "auto":
+                    cell += ", " + " / ".join(
+                        f"{round((r[c]['recall@10'] - b[c]['recall@10']) * queries):+d}"
+                        for c in ("default", "dense")
+                    )
+                against.append(cell)
+            label = f"{dataset_name} ({entry['documents']} docs, {queries} q)"
             lines.append(
                 f"| {label} | {name} | {r['default']['mrr@10']:.4f} | {r['default']['recall@10']:.4f} "
-                f"| {r['dense']['mrr@10']:.4f} | {r['dense']['recall@10']:.4f} | {deltas} |"
+                f"| {r['dense']['mrr@10']:.4f} | {r['dense']['recall@10']:.4f} | {against[0]} "
+                f"| {against[1]} |"
             )
     return "\n".join(lines)
 

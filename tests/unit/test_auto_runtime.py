@@ -1,10 +1,13 @@
 """model.runtime = auto (the default): on a CPU queries by the ONNX export, documents by torch;
 the model's identity stays torch's, collections indexed by either runtime serve under the other,
-and whatever keeps the export from loading leaves a torch server, not a failed start."""
+and whatever keeps the export from loading leaves a torch server, not a failed start. auto-int8
+(opt-in): int8 queries, a refused int8 build leaving fp32 queries."""
 
 from __future__ import annotations
 
+import json
 import logging
+import shutil
 import sys
 from pathlib import Path
 
@@ -17,7 +20,7 @@ from core.catalog.model_check import ModelCheck
 from core.embed.embedder_factory import build_embedder
 from core.embed.lazy_embedder import LazyEmbedder, without_loading
 from core.embed.model_runtime import ModelRuntime
-from core.embed.onnx_build import cache_root, load_onnx_embedder
+from core.embed.onnx_build import MIN_COSINE, cache_root, load_onnx_embedder, variant_dir
 from core.embed.onnx_embedder import OnnxEmbedder
 from core.embed.sentence_transformer_embedder import (
     SentenceTransformerEmbedder,
@@ -76,6 +79,48 @@ def test_auto_embeds_queries_with_onnx_and_documents_with_torch(
         "cpu",
     )
     assert auto.count_tokens(PASSAGES[1]) == embedder.count_tokens(PASSAGES[1])
+
+
+def test_auto_int8_embeds_queries_with_the_int8_export(
+    embedder: SentenceTransformerEmbedder,
+) -> None:
+    built = build_embedder(default_model_path(), ModelRuntime.AUTO_INT8, onnx_cache=cache_root())
+    assert isinstance(built, SplitRuntimeEmbedder)
+    int8 = load_onnx_embedder(Path(default_model_path()), cache_root(), ModelRuntime.ONNX_INT8)
+    np.testing.assert_array_equal(built.embed_queries(QUERIES), int8.embed_queries(QUERIES))
+    np.testing.assert_allclose(
+        built.embed_documents(PASSAGES), embedder.embed_documents(PASSAGES), atol=1e-6
+    )
+    cosines = np.sum(built.embed_queries(QUERIES) * embedder.embed_queries(QUERIES), axis=1)
+    assert cosines.min() >= MIN_COSINE, cosines  # the build's verification bar
+    assert cosines.min() < 0.99999, cosines  # int8 vectors, not fp32's (1.00000)
+    assert built.query_model_name == f"{default_model_path()} (onnx-int8)"
+    assert built.model_name == embedder.model_name == default_model_path()
+    assert load_settings(env={"GROUNDWIRE_MODEL__RUNTIME": "auto-int8"}).model.runtime is (
+        ModelRuntime.AUTO_INT8
+    )
+    assert not ModelRuntime.AUTO_INT8.is_onnx
+
+
+def test_a_refused_int8_build_leaves_auto_int8_with_fp32_queries(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    built = variant_dir(Path(default_model_path()), cache_root())
+    root = tmp_path / "models"
+    shutil.copytree(built, root / built.name, ignore=shutil.ignore_patterns(".lock"))
+    manifest_path = root / built.name / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    reason = "onnx-int8 differs from the torch model: query 2 (alone): 0.9712"
+    manifest["variants"]["onnx-int8"].update(verified=False, reason=reason)
+    manifest_path.write_text(json.dumps(manifest))
+    with caplog.at_level(logging.ERROR, logger="core.embed.embedder_factory"):
+        served = build_embedder(
+            default_model_path(), ModelRuntime.AUTO_INT8, onnx_cache=root, lazy_documents=True
+        )
+    assert isinstance(served, SplitRuntimeEmbedder)
+    assert isinstance(served.queries, OnnxEmbedder)
+    assert served.queries.runtime is ModelRuntime.ONNX
+    assert f"model.runtime onnx-int8 refused, serving with onnx instead: {reason}" in caplog.text
 
 
 @pytest.mark.parametrize("indexed_by", ["torch", "onnx"])
