@@ -50,11 +50,14 @@ def configurations(settings: Settings) -> dict[str, RetrievalRequest]:
         query="",
         collection="",
         top_k=10,
-        candidate_depth=100,
         dense_weight=1.0,
         lexical_weight=1.0,
         section_weight=r.section_weight,
     )
+    # Pinned to the candidates a request of top_k 10 searches with no options (50 per
+    # retriever): `ranked_documents` asks for more hits to rank documents, which must not widen
+    # the search beyond what a user's default request sees.
+    base = replace(base, candidate_depth=base.depth)
     default = replace(
         base,
         mode=r.mode,
