@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import statistics
 import subprocess
@@ -32,20 +31,16 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.embed.question_sets import SETS
+from benchmarks.embed.question_sets import questions as labelled_questions
 from core.embed.model_runtime import ModelRuntime
 from core.embed.onnx_build import cache_root, load_onnx_embedder, variant_dir
 from core.embed.onnx_embedder import OnnxEmbedder, OnnxModelSpec
 from core.embed.saved_tokenizer import load_tokenizer
 from core.embed.sentence_transformer_embedder import default_model_path
-from core.eval.beir import load_beir
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
-SETS = {
-    "python-faq": Path(os.environ.get("PYTHON_FAQ_DIR", "/work/shared/data/python-faq")),
-    "perl-faq": ROOT / "benchmarks" / "data" / "perl-faq",
-    "r-faq": ROOT / "benchmarks" / "data" / "r-faq",
-}
 BATCH_SIZES = (1, 4, 8)
 BATCHES_PER_CELL = {1: 48, 4: 16, 8: 10}
 FIDELITY_BATCH = 8
@@ -200,9 +195,7 @@ def main() -> None:
             runtime=ModelRuntime.ONNX_INT8,
             threads=args.threads,
         )
-    questions: list[str] = []
-    for set_name in args.sets.split(","):
-        questions += list(load_beir(SETS[set_name]).queries.values())
+    questions = labelled_questions(args.sets.split(","))
     rng = random.Random(0)
     order = list(range(len(questions)))
     rng.shuffle(order)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import statistics
 import subprocess
@@ -28,19 +27,15 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.embed.question_sets import SETS
+from benchmarks.embed.question_sets import questions as labelled_questions
 from core.embed.length_groups import CALL_OVERHEAD_TOKENS, length_groups
 from core.embed.model_runtime import ModelRuntime
 from core.embed.onnx_build import cache_root, load_onnx_embedder
 from core.embed.sentence_transformer_embedder import default_model_path
-from core.eval.beir import load_beir
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
-SETS = {
-    "python-faq": Path(os.environ.get("PYTHON_FAQ_DIR", "/work/shared/data/python-faq")),
-    "perl-faq": ROOT / "benchmarks" / "data" / "perl-faq",
-    "r-faq": ROOT / "benchmarks" / "data" / "r-faq",
-}
 BATCH_SIZES = (4, 8, 16, 32)
 BATCHES_PER_CELL = 24
 ONE_CALL = 10**9  # call_overhead_tokens that makes every batch one padded call
@@ -77,9 +72,7 @@ def main() -> None:
     parser.add_argument("--onnx-cache", default="")
     parser.add_argument("--sets", default=",".join(SETS), help="labelled sets, comma-separated")
     args = parser.parse_args()
-    questions: list[str] = []
-    for name in args.sets.split(","):
-        questions += list(load_beir(SETS[name]).queries.values())
+    questions = labelled_questions(args.sets.split(","))
     rng = random.Random(0)
     cells = {
         size: [rng.sample(questions, size) for _ in range(BATCHES_PER_CELL)] for size in BATCH_SIZES
