@@ -2,6 +2,7 @@
 
 Run from the repository root (PYTHONPATH=.:clients/python):
   python -m benchmarks.dense.auto_graph cost    [--index-dir DIR]
+  python -m benchmarks.dense.auto_graph engine  [--index-dir DIR]
   python -m benchmarks.dense.auto_graph quality [--embedding-cache FILE] [--sets python,perl,r]
   python -m benchmarks.dense.auto_graph report  (the markdown of what cost/quality recorded)
 
@@ -12,6 +13,10 @@ all of them: single-thread ms per single-query search at k 50 (what a default Re
 dense retriever for) of FAISS flat and of HNSW (M 32, efConstruction 80 and 200) at several
 efSearch, with recall@50 and recall@10 of the graph against the exact top-k. This is what the
 "auto" threshold and the graph's candidate list are chosen by (core/dense/spec.py).
+
+engine: groundwire's own `FaissIndex` over every python-faq vector, kind "flat" against the default
+spec ("auto", past its threshold: a graph searched with `ef_search_for(50)`), the same single-query
+searches at k 50 on one thread, passes alternating between the two (median of 7), with recall.
 
 quality: each labelled set (python-faq, perl-faq, r-faq) indexed twice in one `core.eval` run,
 flat and "auto" with its graph forced (threshold 0, so every set is searched through the graph
@@ -151,6 +156,46 @@ def cost(args: argparse.Namespace) -> dict[str, Any]:
     return {"k": K, "queries": int(queries.shape[0]), "m": 32, "rows": rows}
 
 
+def engine(args: argparse.Namespace) -> dict[str, Any]:
+    from core.dense.faiss_index import FaissIndex
+    from core.dense.spec import DenseIndexSpec
+
+    faiss.omp_set_num_threads(1)
+    vectors = chunk_vectors(args.index_dir or newest_index_dir())
+    queries = question_vectors(SETS["python"])
+    ids = np.arange(1, vectors.shape[0] + 1, dtype=np.int64)
+    specs = {"flat": DenseIndexSpec(kind="flat"), "auto": DenseIndexSpec()}
+    indexes: dict[str, FaissIndex] = {}
+    build_s: dict[str, float] = {}
+    for name, spec in specs.items():
+        started = time.perf_counter()
+        indexes[name] = FaissIndex.create(spec, vectors.shape[1])
+        indexes[name].add(ids, vectors)
+        build_s[name] = round(time.perf_counter() - started, 2)
+    passes: dict[str, list[float]] = {name: [] for name in specs}
+    for _ in range(7):
+        for name, index in indexes.items():
+            started = time.perf_counter()
+            for row in range(queries.shape[0]):
+                index.search(queries[row : row + 1], K)
+            passes[name].append((time.perf_counter() - started) / queries.shape[0] * 1000)
+    exact = indexes["flat"].search(queries, K)[1]
+    found = indexes["auto"].search(queries, K)[1]
+    auto = specs["auto"]
+    return {
+        "vectors": int(vectors.shape[0]),
+        "queries": int(queries.shape[0]),
+        "auto_spec": auto.to_json(),
+        "ef_search_at_k50": auto.ef_search_for(K),
+        "structure": {name: index.structure for name, index in indexes.items()},
+        "build_s": build_s,
+        "ms": {name: round(float(np.median(v)), 3) for name, v in passes.items()},
+        "passes_ms": {name: [round(x, 3) for x in v] for name, v in passes.items()},
+        "recall@50": round(recall(found, exact, 50), 4),
+        "recall@10": round(recall(found, exact, 10), 4),
+    }
+
+
 def quality(args: argparse.Namespace) -> dict[str, Any]:
     from core.catalog.collection_config import CollectionConfig
     from core.dense.spec import DenseIndexSpec
@@ -229,6 +274,20 @@ def markdown(record: dict[str, Any]) -> str:
                     f"{g['recall@10']} |"
                 )
         lines.append("")
+    if "engine" in record:
+        e = record["engine"]
+        lines += [
+            f"Through `FaissIndex`, all {e['vectors']} vectors, {e['queries']} questions, k 50,"
+            " one thread, passes alternating (median of 7):",
+            "",
+            "| index | structure | build s | ms / query | recall@50 | recall@10 |",
+            "|---|---|---|---|---|---|",
+            f"| flat | {e['structure']['flat']} | {e['build_s']['flat']} | {e['ms']['flat']} | 1 | 1 |",
+            f"| auto (default spec, ef {e['ef_search_at_k50']} at k 50) | "
+            f"{e['structure']['auto']} | {e['build_s']['auto']} | {e['ms']['auto']} | "
+            f"{e['recall@50']} | {e['recall@10']} |",
+            "",
+        ]
     if "quality" in record:
         q = record["quality"]
         lines += [
@@ -252,7 +311,7 @@ def markdown(record: dict[str, Any]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("part", choices=("cost", "quality", "report"))
+    parser.add_argument("part", choices=("cost", "engine", "quality", "report"))
     parser.add_argument("--index-dir", type=Path, default=None)
     parser.add_argument("--embedding-cache", type=Path, default=Path("/work/cache/lead/emb.sqlite"))
     parser.add_argument("--onnx-cache", type=Path, default=Path("/work/cache/loadbench/models"))
@@ -262,7 +321,8 @@ def main() -> None:
     path = RESULTS / f"{args.name}.json"
     record: dict[str, Any] = json.loads(path.read_text()) if path.is_file() else {}
     if args.part != "report":
-        record[args.part] = cost(args) if args.part == "cost" else quality(args)
+        parts = {"cost": cost, "engine": engine, "quality": quality}
+        record[args.part] = parts[args.part](args)
         record["date"] = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
         record["machine"] = {"cpus": os.cpu_count(), "platform": platform.platform()}
         path.write_text(json.dumps(record, indent=2) + "\n")

@@ -26,8 +26,8 @@ IVF_AUTO_MIN_TRAIN = 1024
 AUTO_GRAPH_THRESHOLD = 10_000
 """An "auto" index is exact flat up to this many vectors and an HNSW graph past it. Chosen by
 cost (benchmarks/dense/auto_graph.py: real python-faq MiniLM vectors, one thread, single-query
-searches at k 50): a flat scan grows linearly, 0.16 / 0.32 / 0.82 / 2.6 ms at 2k / 5k / 10k /
-19.5k vectors, while the graph (defaults below) stays near 0.2-0.45 ms. Up to 5k the exact scan
+searches at k 50): a flat scan grows linearly, 0.16 / 0.32 / 0.82 / 2.3-2.6 ms at 2k / 5k / 10k /
+19.5k vectors, while the graph (defaults below) costs 0.2-0.6 ms (0.61 at 19.5k). Up to 5k the exact scan
 costs no more than the graph; from 10k it costs twice as much and more, and its 15 MB+ scan per
 query competes for memory bandwidth with the query model. The add that crosses builds the graph
 over the 10k vectors once (~3 s on one core at efConstruction 200)."""
