@@ -35,6 +35,7 @@ _DENSE_KIND_NUMBER = {
     "flat": ix.DENSE_INDEX_KIND_FLAT,
     "hnsw": ix.DENSE_INDEX_KIND_HNSW,
     "ivf_flat": ix.DENSE_INDEX_KIND_IVF_FLAT,
+    "auto": ix.DENSE_INDEX_KIND_AUTO,
 }
 
 

@@ -11,10 +11,11 @@ from server.enum_maps import CHUNKER_KINDS, enum_violation
 
 MAX_DELETE_IDS = 10_000
 _KINDS = {
-    ix.DENSE_INDEX_KIND_UNSPECIFIED: "flat",
+    ix.DENSE_INDEX_KIND_UNSPECIFIED: "auto",
     ix.DENSE_INDEX_KIND_FLAT: "flat",
     ix.DENSE_INDEX_KIND_HNSW: "hnsw",
     ix.DENSE_INDEX_KIND_IVF_FLAT: "ivf_flat",
+    ix.DENSE_INDEX_KIND_AUTO: "auto",
 }
 _RANGES = {
     "hnsw_m": (4, 128),
@@ -42,7 +43,10 @@ def dense_spec(message: ix.DenseIndexConfig) -> DenseIndexSpec:
     """A DenseIndexSpec from the request, with server defaults for unset parameters."""
     violations: list[FieldViolation] = []
     if message.kind not in _KINDS:
-        names = "DENSE_INDEX_KIND_FLAT, DENSE_INDEX_KIND_HNSW, DENSE_INDEX_KIND_IVF_FLAT"
+        names = (
+            "DENSE_INDEX_KIND_AUTO, DENSE_INDEX_KIND_FLAT, DENSE_INDEX_KIND_HNSW, "
+            "DENSE_INDEX_KIND_IVF_FLAT"
+        )
         violations.append(
             FieldViolation(
                 "dense_index.kind",

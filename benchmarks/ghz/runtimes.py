@@ -3,8 +3,11 @@
 Run from the repository root:
     python -m benchmarks.ghz.runtimes [--quick] [--variants torch,onnx,onnx-int8] [--rounds 2]
 
-Starts one `groundwire serve` per variant on copies of the same cached python-faq index (caches
-off, as benchmarks/ghz/run.py), then for every round, concurrency and workload runs ghz against
+Starts one `groundwire serve` per variant on a copy of the cached python-faq index built by that
+variant's own code (benchmarks/ghz/faq_index.py run with the variant's environment, so a variant
+whose PYTHONPATH names another checkout gets that checkout's collection defaults, e.g. its dense
+index kind; variants with the same `core/` share one index) (caches off, as
+benchmarks/ghz/run.py), then for every round, concurrency and workload runs ghz against
 each server in turn (the order rotates every round), so each cell of the table is measured beside
 the others under the same machine load. A variant is `NAME` (a `model.runtime` value) or
 `LABEL:KEY=VALUE+KEY=VALUE` (server environment variables, e.g.
@@ -20,15 +23,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.ghz.faq_index import DEFAULT_CACHE, DEFAULT_DATASET, QUICK_SECTIONS, ensure_index
+from benchmarks.ghz.faq_index import DEFAULT_CACHE, DEFAULT_DATASET, QUICK_SECTIONS
 from benchmarks.ghz.ghz_runs import GhzTools, Load, run_ghz
 from benchmarks.ghz.ghz_tool import GHZ_VERSION, ensure_ghz, ensure_html_report
 from benchmarks.ghz.machine import machine_record, uptime
@@ -75,6 +80,20 @@ def parse_args() -> argparse.Namespace:
     return parser.parse_args()
 
 
+def variant_index(
+    variant: Variant, dataset: Path, cache: Path, quick: bool
+) -> tuple[Path, dict[str, Any]]:
+    """The index directory and READY record built by `variant`'s own code: faq_index run in a
+    subprocess with the variant's environment (cached by its `core/` tree under `cache`)."""
+    command = [sys.executable, "-m", "benchmarks.ghz.faq_index", "--dataset", str(dataset)]
+    command += ["--data-dir", str(cache)] + (["--quick"] if quick else [])
+    env = {**os.environ, **variant.env}
+    output = subprocess.run(command, env=env, check=True, capture_output=True, text=True).stdout
+    record: dict[str, Any] = json.loads(output[output.index("{") :])
+    print(f"{variant.label}: index {record['data_dir']}", file=sys.stderr)
+    return Path(record["data_dir"]), record
+
+
 def main(args: argparse.Namespace | None = None) -> None:
     args = args or parse_args()
     variants = [parse_variant(v) for v in args.variants.split(",")]
@@ -88,9 +107,8 @@ def main(args: argparse.Namespace | None = None) -> None:
     )
     if tools.reports.exists():
         shutil.rmtree(tools.reports)
-    index_dir, index = ensure_index(
-        args.dataset, args.data_dir, QUICK_SECTIONS if args.quick else None
-    )
+    indexes = {v.label: variant_index(v, args.dataset, args.data_dir, args.quick) for v in variants}
+    index = indexes[variants[0].label][1]
     questions = load_questions(args.dataset)
     onnx_cache = args.data_dir / "models"
     started_uptime = uptime()
@@ -101,7 +119,7 @@ def main(args: argparse.Namespace | None = None) -> None:
         try:
             for variant in variants:
                 data_dir = Path(tmp) / variant.label / "data"
-                shutil.copytree(index_dir, data_dir)
+                shutil.copytree(indexes[variant.label][0], data_dir)
                 env = {
                     **SERVER_ENV,
                     "GROUNDWIRE_MODEL__ONNX_CACHE_DIR": str(onnx_cache),
@@ -154,6 +172,7 @@ def main(args: argparse.Namespace | None = None) -> None:
         "ghz": f"github.com/bojand/ghz {GHZ_VERSION}",
         "corpus": {"documents": index["documents"], "chunks": index["chunks"]},
         "variants": {v.label: v.env for v in variants},
+        "indexes": {label: str(directory) for label, (directory, _) in indexes.items()},
         "connections": args.connections,
         "duration_s": args.duration,
         "rounds": args.rounds,

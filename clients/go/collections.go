@@ -14,7 +14,7 @@ func Description(text string) CollectionOption {
 	return func(r *pb.CreateCollectionRequest) { r.Description = text }
 }
 
-// DenseIndex configures the collection's vector index (default: flat).
+// DenseIndex configures the collection's vector index (default: auto, exact flat then HNSW).
 func DenseIndex(config *DenseIndexConfig) CollectionOption {
 	return func(r *pb.CreateCollectionRequest) { r.DenseIndex = config }
 }

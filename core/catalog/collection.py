@@ -53,8 +53,9 @@ logger = logging.getLogger(__name__)
 Queries: TypeAlias = "npt.NDArray[np.float32] | torch.Tensor"
 _LARGEST_K_ENGINES = frozenset({DenseEngineName.FAISS_FLAT, DenseEngineName.FAISS_IVF_FLAT})
 """Engines whose top-k is the prefix of their top-K for K > k: one combined call takes max k."""
-_COMBINED_ENGINES = _LARGEST_K_ENGINES | {DenseEngineName.FAISS_HNSW}
-"""Engines whose single-query searches are combined (HNSW: one call per distinct k)."""
+_COMBINED_ENGINES = _LARGEST_K_ENGINES | {DenseEngineName.FAISS_HNSW, DenseEngineName.FAISS_AUTO}
+"""Engines whose single-query searches are combined (HNSW, and "auto" which may be a graph: one
+call per distinct k, since a graph widens its candidate list with k)."""
 
 STORE_FILE = "store.sqlite3"
 MEMORIES_FILE = "memories.sqlite3"

@@ -45,7 +45,7 @@ from core.catalog.snapshot_manifest import (
     snapshot_directory,
     write_manifest,
 )
-from core.dense.spec import DenseKind
+from core.dense.spec import is_flat_at
 from core.errors import DataLoss
 from core.store.atomic_file import fsync_directory
 from core.store.sqlite_maintenance import begin_snapshot_read, copy_database, read_position
@@ -97,11 +97,13 @@ def take_snapshot(
     """Copy `collection` into a new snapshot under `snapshots_root` while it keeps serving.
 
     `include_dense_index` also copies the dense index, so restore need not rebuild it; None
-    (default) copies it unless the index is "flat", which rebuilds fast. `clock` gives the UTC
+    (default) copies it unless the index is an exact flat one ("flat", or "auto" at or below its
+    graph threshold), which rebuilds fast. `clock` gives the UTC
     time the id and `created_unix_ms` are taken from.
     """
     if include_dense_index is None:
-        include_dense_index = collection.config.dense.dense_kind is not DenseKind.FLAT
+        chunks = collection.store.counts()[1]
+        include_dense_index = not is_flat_at(collection.config.dense, chunks)
     snapshots_root.mkdir(parents=True, exist_ok=True)
     temp = snapshots_root / f"{WRITING_PREFIX}{uuid.uuid4().hex}"
     temp.mkdir()

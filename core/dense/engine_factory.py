@@ -6,9 +6,10 @@ Order of preference, decided once per collection from the spec, the device and w
 2. The exact torch engine (`torch_exact`) on a CUDA device when faiss has no GPU support (the
    reference H100: torch + CUDA 13, no faiss GPU build). It serves "flat" and "ivf_flat": exact
    search returns what IVF approximates, and on a GPU it is the faster of the two.
-3. FAISS CPU (`faiss_index`): "flat", "hnsw" and "ivf_flat"; the fallback and the reference.
-"hnsw" always stays on FAISS CPU (there is no GPU HNSW). Without faiss installed at all, every
-kind is served by the torch engine on the given device.
+3. FAISS CPU (`faiss_index`): "flat", "hnsw", "ivf_flat" and "auto"; the fallback and the
+reference. "hnsw" always stays on FAISS CPU (there is no GPU HNSW). "auto" (flat, then a graph
+past its threshold) is served like "flat" on a CUDA device: exact, its graph is a CPU shortcut.
+Without faiss installed at all, every kind is served by the torch engine on the given device.
 
 An engine's module is imported only when a collection is served by that engine: the torch
 engine's imports torch, which a process serving FAISS CPU indexes (a reader on a CPU host) never
@@ -33,6 +34,8 @@ class DenseEngineName(StrEnum):
     """Short names of the engines, as logged and reported."""
 
     FAISS_FLAT = "faiss-flat"
+    FAISS_AUTO = "faiss-auto"
+    """FAISS CPU, kind "auto": exact flat, then HNSW past the spec's `auto_graph_threshold`."""
     FAISS_HNSW = "faiss-hnsw"
     FAISS_IVF_FLAT = "faiss-ivf_flat"
     FAISS_GPU_FLAT = "faiss-gpu-flat"
@@ -46,9 +49,11 @@ _FAISS_CPU = {
     DenseKind.FLAT: DenseEngineName.FAISS_FLAT,
     DenseKind.HNSW: DenseEngineName.FAISS_HNSW,
     DenseKind.IVF_FLAT: DenseEngineName.FAISS_IVF_FLAT,
+    DenseKind.AUTO: DenseEngineName.FAISS_AUTO,
 }
 _FAISS_GPU = {
     DenseKind.FLAT: DenseEngineName.FAISS_GPU_FLAT,
+    DenseKind.AUTO: DenseEngineName.FAISS_GPU_FLAT,
     DenseKind.IVF_FLAT: DenseEngineName.FAISS_GPU_IVF_FLAT,
 }
 
@@ -116,8 +121,13 @@ def choose_engine(spec: DenseIndexSpec, device: str, faiss: FaissSupport) -> Eng
         reason = f"faiss has no GPU support for {device}: exact fp16 matmul + top-k on torch" + (
             " (exact, so at least IVF's recall)" if kind is DenseKind.IVF_FLAT else ""
         )
+        if kind is DenseKind.AUTO:
+            reason += " (auto: exact on a GPU, no graph)"
         return EngineChoice(DenseEngineName.TORCH_EXACT, device, reason)
-    return EngineChoice(_FAISS_CPU[kind], "cpu", f"kind {kind.value} on CPU FAISS")
+    reason = f"kind {kind.value} on CPU FAISS"
+    if kind is DenseKind.AUTO:
+        reason += f" (exact flat up to {spec.auto_graph_threshold} vectors, then HNSW)"
+    return EngineChoice(_FAISS_CPU[kind], "cpu", reason)
 
 
 def create_dense_engine(

@@ -8,7 +8,7 @@ import faiss
 import numpy as np
 import numpy.typing as npt
 
-from core.dense.spec import DenseIndexSpec, DenseKind
+from core.dense.spec import DenseIndexSpec, DenseKind, ivf_nlist_for
 
 _UNTYPED_FAISS: Any = faiss  # for the names faiss' stubs lack (SearchParametersHNSW, DirectMap)
 
@@ -17,22 +17,47 @@ IdArray = npt.NDArray[np.int64]
 
 
 def new_index(spec: DenseIndexSpec, dimension: int) -> faiss.Index:
-    """An empty index for `spec`: IDMap2(FlatIP), IDMap2(HNSWFlat IP), or for "ivf_flat" the
-    IDMap2(FlatIP) staging index that holds vectors until IVF training is possible."""
+    """An empty index for `spec`: IDMap2(FlatIP), IDMap2(HNSWFlat IP), or for the staged kinds
+    ("ivf_flat", "auto") the IDMap2(FlatIP) stage that holds vectors until `grown_index`."""
     if spec.dense_kind is DenseKind.HNSW:
-        graph = faiss.IndexHNSWFlat(dimension, spec.hnsw_m, faiss.METRIC_INNER_PRODUCT)
-        graph.hnsw.efConstruction = spec.hnsw_ef_construction
-        graph.hnsw.efSearch = spec.hnsw_ef_search
-        return faiss.IndexIDMap2(graph)
+        return new_graph(spec, dimension)
     return faiss.IndexIDMap2(faiss.IndexFlatIP(dimension))
+
+
+def new_graph(spec: DenseIndexSpec, dimension: int) -> faiss.Index:
+    """An empty IDMap2(HNSWFlat, inner product) with the spec's hnsw parameters."""
+    graph = faiss.IndexHNSWFlat(dimension, spec.hnsw_m, faiss.METRIC_INNER_PRODUCT)
+    graph.hnsw.efConstruction = spec.hnsw_ef_construction
+    graph.hnsw.efSearch = spec.hnsw_ef_search
+    return faiss.IndexIDMap2(graph)
+
+
+def grown_index(spec: DenseIndexSpec, row_ids: IdArray, vectors: FloatArray) -> faiss.Index:
+    """The final structure of a staged kind holding `row_ids` / `vectors` (every vector of the
+    stage plus the batch that took it past its threshold, `core.dense.spec.leaves_flat_stage`): a trained
+    IVF-Flat for "ivf_flat", an HNSW graph for "auto"."""
+    if spec.dense_kind is DenseKind.AUTO:
+        graph = new_graph(spec, vectors.shape[1])
+        graph.add_with_ids(vectors, row_ids)
+        return graph
+    nlist = ivf_nlist_for(spec, row_ids.size)
+    assert spec.dense_kind is DenseKind.IVF_FLAT and nlist is not None
+    return train_ivf(spec, nlist, row_ids, vectors)
 
 
 def configure(index: faiss.Index, spec: DenseIndexSpec) -> None:
     """Apply the spec's search-time parameters (after creation or loading)."""
     if isinstance(index, faiss.IndexIVFFlat):
         index.nprobe = min(spec.ivf_nprobe, index.nlist)
-    elif spec.dense_kind is DenseKind.HNSW:
+    elif is_graph(index):
         hnsw_graph(index).hnsw.efSearch = spec.hnsw_ef_search
+
+
+def is_graph(index: faiss.Index) -> bool:
+    """Whether `index` is an IDMap2 over an HNSW graph (kind "hnsw", or "auto" past its stage)."""
+    if isinstance(index, faiss.IndexIVFFlat):
+        return False
+    return isinstance(faiss.downcast_index(id_map(index).index), faiss.IndexHNSWFlat)
 
 
 def id_map(index: faiss.Index) -> faiss.IndexIDMap2:
@@ -64,10 +89,12 @@ def ivf_parameters(selector: faiss.IDSelector, nprobe: int) -> faiss.SearchParam
     return params
 
 
-def hnsw_parameters(selector: faiss.IDSelector, ef_search: int) -> faiss.SearchParameters:
-    """HNSW search parameters with candidate list `ef_search`, restricted to `selector`."""
+def hnsw_parameters(selector: faiss.IDSelector | None, ef_search: int) -> faiss.SearchParameters:
+    """HNSW search parameters with candidate list `ef_search`, restricted to `selector` (None:
+    every id)."""
     params = _UNTYPED_FAISS.SearchParametersHNSW()
-    params.sel = selector
+    if selector is not None:
+        params.sel = selector
     params.efSearch = ef_search
     assert isinstance(params, faiss.SearchParameters)
     return params
@@ -124,7 +151,7 @@ def estimate_bytes(index: faiss.Index, spec: DenseIndexSpec) -> int:
         centroid_bytes = int(index.nlist) * dimension * 4
         return vector_bytes + count * (8 + 48) + centroid_bytes  # list ids + hash-table entry
     id_bytes = count * (8 + 48)  # id_map vector + rev_map hash-table entry
-    if spec.dense_kind is DenseKind.HNSW:
+    if is_graph(index):
         # level 0 holds 2*M links per node; upper levels add about 1/M of that again.
         link_bytes = count * 2 * spec.hnsw_m * 4 * (1 + 1 / spec.hnsw_m) + count * 16
         return vector_bytes + id_bytes + int(link_bytes)

@@ -56,7 +56,7 @@ class FaissGpuIndex:
     """A `DenseIndex` whose searches run on a FAISS GPU copy of a CPU `FaissIndex`."""
 
     def __init__(self, cpu: FaissIndex, copy_to_device: DeviceCopier, device: str) -> None:
-        if cpu.spec.dense_kind is DenseKind.HNSW:
+        if cpu.spec.dense_kind is DenseKind.HNSW or cpu.structure == "hnsw":
             raise ValueError('FAISS has no GPU HNSW; use kind "flat" or "ivf_flat" on a GPU')
         self._cpu = cpu
         self._copy_to_device = copy_to_device
@@ -68,14 +68,17 @@ class FaissGpuIndex:
 
     @classmethod
     def create(cls, spec: DenseIndexSpec, dimension: int, gpu: int = 0) -> FaissGpuIndex:
-        """A new empty index searched on CUDA device `gpu`."""
-        return cls(FaissIndex.create(spec, dimension), gpu_copier(gpu), f"cuda:{gpu}")
+        """A new empty index searched on CUDA device `gpu` ("auto" stays exact flat: a GPU scans
+        faster than a CPU graph walks)."""
+        cpu = FaissIndex.create(spec, dimension, exact_only=True)
+        return cls(cpu, gpu_copier(gpu), f"cuda:{gpu}")
 
     @classmethod
     def load(cls, directory: Path, gpu: int = 0) -> tuple[FaissGpuIndex, int] | None:
-        """The `FaissIndex` saved under `directory`, copied to CUDA device `gpu`; None if absent."""
-        loaded = FaissIndex.load(directory)
-        if loaded is None:
+        """The `FaissIndex` saved under `directory`, copied to CUDA device `gpu`; None if absent
+        or a graph (an "auto" index grown on a CPU machine: rebuilt exact from the store)."""
+        loaded = FaissIndex.load(directory, exact_only=True)
+        if loaded is None or loaded[0].structure == "hnsw":
             return None
         return cls(loaded[0], gpu_copier(gpu), f"cuda:{gpu}"), loaded[1]
 

@@ -1,12 +1,17 @@
-"""`FaissIndex`: the FAISS implementation of `DenseIndex` ("flat", "hnsw" and "ivf_flat").
+"""`FaissIndex`: the FAISS implementation of `DenseIndex` ("flat", "hnsw", "ivf_flat", "auto").
 
 - flat: IDMap2(IndexFlatIP); exact.
 - hnsw: IDMap2(IndexHNSWFlat, inner product). HNSW cannot delete, so removed row ids become
   tombstones: searches exclude them with an IDSelector inside the graph walk (so k live results
   still come back) and drop any that slip through. Rebuild when `tombstone_count` grows large.
-- ivf_flat: IndexIVFFlat (inner product, hash-table direct map). Until enough vectors exist to
-  train it (`spec.ivf_nlist_for`), vectors live in an exact IDMap2(IndexFlatIP); the add that
-  crosses the threshold trains on everything staged plus the new batch and moves it all over.
+  A search's candidate list is `spec.ef_search_for(k)`: never narrower than a multiple of k.
+- ivf_flat: IndexIVFFlat (inner product, hash-table direct map).
+- auto: what "hnsw" is, once it holds more than `auto_graph_threshold` vectors.
+
+The staged kinds ("ivf_flat", "auto") keep their vectors in an exact IDMap2(IndexFlatIP) until
+enough exist (`spec.leaves_flat_stage`: IVF training is possible, or the auto threshold is
+passed); the add that crosses it builds the final structure (`faiss_build.grown_index`) from
+everything staged plus the new batch. Removals in the stage are real deletes.
 
 Thread-safe: one lock serialises every operation. A search of up to 16 queries (a single one, or
 a combined search, `combined_search`) runs on the calling thread alone (`faiss_threads`); flat
@@ -28,7 +33,7 @@ from core.dense.faiss_build import FloatArray, IdArray
 from core.dense.faiss_file import SavedIndex, read_index_file, write_index_file
 from core.dense.faiss_shared_scan import share_scans
 from core.dense.faiss_threads import search_threads
-from core.dense.spec import DenseIndexSpec, DenseKind, ivf_nlist_for
+from core.dense.spec import DenseIndexSpec, DenseKind, leaves_flat_stage
 
 __all__ = ["DenseIndexSpec", "FaissIndex"]
 
@@ -44,10 +49,15 @@ class FaissIndex:
         dimension: int,
         index: faiss.Index,
         tombstones: IdArray | None = None,
+        exact_only: bool = False,
     ) -> None:
+        """`exact_only`: an "auto" index never leaves its flat stage (the CPU truth of a GPU
+        copy, which has no graph); other kinds ignore it."""
         self._spec = spec
         self._dimension = dimension
         self._index = index
+        self._graph = build.is_graph(index)
+        self._exact_only = exact_only and spec.dense_kind is DenseKind.AUTO
         self._tombstones: set[int] = set() if tombstones is None else set(tombstones.tolist())
         # (IDSelectorNot, the IDSelectorBatch it wraps, the tombstones as int64): built lazily;
         # both selectors stay referenced so FAISS never sees a freed one.
@@ -57,14 +67,14 @@ class FaissIndex:
         share_scans()
 
     @classmethod
-    def create(cls, spec: DenseIndexSpec, dimension: int) -> FaissIndex:
-        """A new empty index of `dimension`-wide vectors."""
+    def create(cls, spec: DenseIndexSpec, dimension: int, exact_only: bool = False) -> FaissIndex:
+        """A new empty index of `dimension`-wide vectors (`exact_only`: see `__init__`)."""
         if dimension < 1:
             raise ValueError(f"dimension must be >= 1, got {dimension}")
-        return cls(spec, dimension, build.new_index(spec, dimension))
+        return cls(spec, dimension, build.new_index(spec, dimension), exact_only=exact_only)
 
     @classmethod
-    def load(cls, directory: Path) -> tuple[FaissIndex, int] | None:
+    def load(cls, directory: Path, exact_only: bool = False) -> tuple[FaissIndex, int] | None:
         """The index saved under `directory` and its store sequence; None when none was saved.
 
         Raises `CorruptIndexFile` when the file exists but is unreadable.
@@ -72,7 +82,7 @@ class FaissIndex:
         saved = read_index_file(directory)
         if saved is None:
             return None
-        index = cls(saved.spec, saved.dimension, saved.index, saved.tombstones)
+        index = cls(saved.spec, saved.dimension, saved.index, saved.tombstones, exact_only)
         return index, saved.sequence
 
     @property
@@ -93,8 +103,17 @@ class FaissIndex:
 
     @property
     def tombstone_count(self) -> int:
-        """Removed vectors still occupying an HNSW graph (always 0 for other kinds)."""
+        """Removed vectors still occupying an HNSW graph (always 0 for other structures)."""
         return len(self._tombstones)
+
+    @property
+    def structure(self) -> str:
+        """What serves searches now: "flat", "hnsw" or "ivf_flat" (an "auto" index is "flat"
+        until it crosses its threshold, "hnsw" after)."""
+        with self._lock:
+            if self._graph:
+                return "hnsw"
+            return "ivf_flat" if self._is_ivf() else "flat"
 
     @property
     def faiss_index(self) -> faiss.Index:
@@ -103,8 +122,9 @@ class FaissIndex:
 
     @property
     def is_trained(self) -> bool:
-        """False only for an "ivf_flat" index still holding its vectors in the flat stage."""
-        return self._spec.dense_kind is not DenseKind.IVF_FLAT or self._is_ivf()
+        """False only while a staged kind ("ivf_flat", "auto") holds its vectors in the flat
+        stage (an `exact_only` "auto" index, always)."""
+        return not self._spec.staged or self._is_ivf() or self._graph
 
     def add(self, row_ids: npt.NDArray[np.int64], vectors: npt.NDArray[np.float32]) -> None:
         """Add vectors: `row_ids` int64 (n,), unique and never added before; float32 (n, d)."""
@@ -114,9 +134,8 @@ class FaissIndex:
         with self._lock:
             if self._tombstones.intersection(ids.tolist()):
                 raise ValueError("row ids are never reused: a removed row id cannot be re-added")
-            if self._spec.dense_kind is DenseKind.IVF_FLAT and not self._is_ivf():
-                if self._train_if_possible(ids, matrix):
-                    return
+            if not self.is_trained and not self._exact_only and self._grow_if_due(ids, matrix):
+                return
             self._index.add_with_ids(matrix, ids)
 
     def remove(self, row_ids: npt.NDArray[np.int64]) -> None:
@@ -128,7 +147,7 @@ class FaissIndex:
             if isinstance(self._index, faiss.IndexIVFFlat):  # hash-table direct map: Array only
                 self._index.remove_ids(faiss.IDSelectorArray(ids))
                 return
-            if self._spec.dense_kind is not DenseKind.HNSW:
+            if not self._graph:
                 self._index.remove_ids(faiss.IDSelectorBatch(ids))
                 return
             fresh = [i for i in ids.tolist() if i not in self._tombstones]
@@ -143,8 +162,8 @@ class FaissIndex:
         with self._lock, search_threads(matrix.shape[0]):
             if self.ntotal == 0:
                 return empty_results(matrix.shape[0], k)
-            if self._tombstones:
-                return self._search_hnsw_live(matrix, k)
+            if self._graph:
+                return self._search_graph(matrix, k)
             return finalise(*self._index.search(matrix, k))
 
     def search_subset(
@@ -156,7 +175,7 @@ class FaissIndex:
         with self._lock, search_threads(matrix.shape[0]):
             if allowed.size == 0 or self.ntotal == 0:
                 return empty_results(matrix.shape[0], k)
-            if self._spec.dense_kind is DenseKind.HNSW:
+            if self._graph:
                 return self._exact_hnsw_subset(matrix, k, allowed)
             selector = faiss.IDSelectorBatch(allowed)
             if isinstance(self._index, faiss.IndexIVFFlat):  # probing every list is exhaustive
@@ -180,23 +199,29 @@ class FaissIndex:
     def _is_ivf(self) -> bool:
         return isinstance(self._index, faiss.IndexIVFFlat)
 
-    def _train_if_possible(self, ids: IdArray, matrix: FloatArray) -> bool:
-        nlist = ivf_nlist_for(self._spec, int(self._index.ntotal) + ids.size)
-        if nlist is None:
+    def _grow_if_due(self, ids: IdArray, matrix: FloatArray) -> bool:
+        """Move the flat stage and the batch into the final structure when the batch takes the
+        stage past its threshold; whether it did (the batch is then added)."""
+        if not leaves_flat_stage(self._spec, int(self._index.ntotal) + ids.size):
             return False
         staged_ids, staged_vectors = build.id_map_contents(self._index)
         all_ids = np.concatenate([staged_ids, ids])
         all_vectors = np.concatenate([staged_vectors, matrix])
-        self._index = build.train_ivf(self._spec, nlist, all_ids, all_vectors)
+        self._index = build.grown_index(self._spec, all_ids, all_vectors)
+        self._graph = build.is_graph(self._index)
         return True
 
-    def _search_hnsw_live(self, matrix: FloatArray, k: int) -> Results:
+    def _search_graph(self, matrix: FloatArray, k: int) -> Results:
+        ef_search = self._spec.ef_search_for(k)
+        if not self._tombstones:
+            params = build.hnsw_parameters(None, ef_search)
+            return finalise(*self._index.search(matrix, k, params=params))
         if self._tombstone_cache is None:
             dead = np.array(sorted(self._tombstones), dtype=np.int64)
             batch = faiss.IDSelectorBatch(dead)
             self._tombstone_cache = (faiss.IDSelectorNot(batch), batch, dead)
         selector, _, dead = self._tombstone_cache
-        params = build.hnsw_parameters(selector, self._spec.hnsw_ef_search)
+        params = build.hnsw_parameters(selector, ef_search)
         scores, ids = finalise(*self._index.search(matrix, k, params=params))
         dead_hits = np.isin(ids, dead)  # belt and braces: the selector already excludes them
         ids[dead_hits] = -1

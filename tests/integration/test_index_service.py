@@ -126,7 +126,8 @@ def test_stats_and_list(index: ix_grpc.IndexServiceStub, ops: str) -> None:
     assert stats.collection.document_count >= 2
     assert stats.dense_sequence == stats.lexical_sequence == stats.sequence
     assert stats.collection.embedding_dim == 384
-    assert (stats.dense_engine, stats.dense_device) == ("faiss-flat", "cpu")
+    assert (stats.dense_engine, stats.dense_device) == ("faiss-auto", "cpu")  # the default kind
+    assert stats.collection.dense_index.kind == ix.DENSE_INDEX_KIND_AUTO
     assert stats.dense_memory_bytes >= stats.dense_vectors * 384 * 4
     assert stats.device_memory_total_bytes == stats.device_memory_allocated_bytes == 0
     names = [

@@ -22,11 +22,14 @@ MARKER = "alpha"
 """A word every chunk contains, so a lexical search for it lists every indexed row."""
 NEVER_SAVE = DensePersistPolicy(max_changes=1_000_000, max_interval_s=1e9)
 WORDS = ("river", "mountain", "compiler", "garden", "violin", "harbor", "quartz", "lantern")
+AUTO_THRESHOLD = 40
 SPECS = {
-    "flat": DenseIndexSpec(),
+    "flat": DenseIndexSpec(kind="flat"),
     "hnsw": DenseIndexSpec(kind="hnsw", hnsw_m=8, hnsw_ef_construction=40, hnsw_ef_search=64),
     "ivf_flat": DenseIndexSpec(kind="ivf_flat", ivf_nlist=2, ivf_nprobe=2),
+    "auto": DenseIndexSpec(kind="auto", auto_graph_threshold=AUTO_THRESHOLD, hnsw_m=8),
 }
+"""Specs by name; "auto" turns into a graph past `AUTO_THRESHOLD` vectors (a dozen documents)."""
 
 
 def open_collection(

@@ -51,13 +51,19 @@ def _history(collection: Collection) -> None:
     store_only(collection, "d4", version=1, count=2)
 
 
+def _structure(collection: Collection) -> str:
+    index = collection._dense
+    assert isinstance(index, FaissIndex)
+    return index.structure
+
+
 def _saved_dense_sequence(directory: Path) -> int:
     loaded = FaissIndex.load(directory / DENSE_DIR)
     assert loaded is not None
     return loaded[1]
 
 
-@pytest.mark.parametrize("kind", ["flat", "hnsw", "ivf_flat"])
+@pytest.mark.parametrize("kind", ["flat", "hnsw", "ivf_flat", "auto"])
 def test_reopen_after_crash_replays_and_matches_a_full_rebuild(tmp_path: Path, kind: str) -> None:
     replayed_dir, rebuilt_dir = tmp_path / "replayed", tmp_path / "rebuilt"
     run_then_crash(replayed_dir, _history, kind)
@@ -98,6 +104,8 @@ def test_reopen_after_crash_replays_and_matches_a_full_rebuild(tmp_path: Path, k
         assert lexical_matches(replayed) == lexical_matches(rebuilt)
         if kind == "flat":
             assert dense_results(replayed) == dense_results(rebuilt) == exact_results(replayed)
+        if kind == "auto":  # saved flat at 30 vectors; the replay's adds cross the threshold
+            assert _structure(replayed) == _structure(rebuilt) == "hnsw"
     finally:
         replayed.close()
         rebuilt.close()

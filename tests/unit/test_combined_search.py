@@ -29,9 +29,10 @@ from core.dense.spec import DenseIndexSpec
 
 DIM = 384
 SPECS = {
-    "flat": DenseIndexSpec(),
+    "flat": DenseIndexSpec(kind="flat"),
     "hnsw": DenseIndexSpec(kind="hnsw", hnsw_m=8, hnsw_ef_construction=40, hnsw_ef_search=64),
     "ivf_flat": DenseIndexSpec(kind="ivf_flat", ivf_nlist=8, ivf_nprobe=3),
+    "auto": DenseIndexSpec(kind="auto", auto_graph_threshold=1000, hnsw_m=8),  # a graph at 2,000
 }
 KS = (5, 20, 50)
 
@@ -59,7 +60,7 @@ class Searched:
         self.combiner = SearchCombiner(self.lock, self.search_rows)
 
     def search_rows(self, queries: np.ndarray, ks: Sequence[int]) -> list[Results]:
-        by = search_per_k if self.kind == "hnsw" else search_with_largest_k
+        by = search_per_k if self.kind in ("hnsw", "auto") else search_with_largest_k
         return by(self.current[0].search, queries, ks)
 
     def search(self, query: np.ndarray, k: int) -> Results:

@@ -2,7 +2,9 @@
 
 Data: 2,000 L2-normalised 64-d vectors drawn around 32 random centres with noise 1.5 (real
 embeddings cluster; seeds fixed) and, for the worst case, uniform on the sphere. Recall floors
-are the levels documented in core/dense/README.md for the default `DenseIndexSpec`.
+are the levels documented in core/dense/README.md for the default `DenseIndexSpec`. "auto" runs
+with its graph threshold at `AUTO_THRESHOLD` (below the 2,000 vectors), so the suite checks it
+after the crossing; the crossing itself has its own tests below.
 """
 
 from __future__ import annotations
@@ -13,11 +15,20 @@ import numpy as np
 import pytest
 
 from core.dense import CorruptIndexFile, DenseIndex, DenseIndexSpec, FaissIndex
+from core.dense.spec import HNSW_EF_PER_K
 
 DIM, COUNT, K = 64, 2000, 10
-KINDS = [pytest.param(kind, id=kind) for kind in ("flat", "hnsw", "ivf_flat")]
-RECALL_FLOOR = {"hnsw": 0.95, "ivf_flat": 0.95}  # clustered data, default parameters
-UNIFORM_RECALL_FLOOR = {"hnsw": 0.95, "ivf_flat": 0.6}  # worst case: no cluster structure
+AUTO_THRESHOLD = 1000
+KINDS = [pytest.param(kind, id=kind) for kind in ("flat", "hnsw", "ivf_flat", "auto")]
+RECALL_FLOOR = {"hnsw": 0.95, "ivf_flat": 0.95, "auto": 0.95}  # clustered data, defaults
+UNIFORM_RECALL_FLOOR = {"hnsw": 0.95, "ivf_flat": 0.6, "auto": 0.95}  # no cluster structure
+
+
+def spec_for(kind: str) -> DenseIndexSpec:
+    """The default spec of `kind` ("auto" with its threshold at `AUTO_THRESHOLD`)."""
+    if kind == "auto":
+        return DenseIndexSpec(kind="auto", auto_graph_threshold=AUTO_THRESHOLD)
+    return DenseIndexSpec(kind=kind)
 
 
 def normalise(matrix: np.ndarray) -> np.ndarray:
@@ -37,7 +48,7 @@ ROW_IDS = (np.arange(COUNT, dtype=np.int64) + 1) * 7  # sparse ids, as after del
 
 
 def build(kind: str, vectors: np.ndarray = VECTORS) -> FaissIndex:
-    index = FaissIndex.create(DenseIndexSpec(kind=kind), DIM)
+    index = FaissIndex.create(spec_for(kind), DIM)
     index.add(ROW_IDS[: len(vectors)], vectors)
     return index
 
@@ -95,7 +106,7 @@ def test_k_beyond_ntotal_pads_with_minus_one(kind: str) -> None:
     scores, ids = index.search(QUERIES[:3], 8)
     assert_well_formed(scores, ids, 3, 8)
     assert (ids >= 0).sum(axis=1).tolist() == [5, 5, 5]
-    empty = FaissIndex.create(DenseIndexSpec(kind=kind), DIM)
+    empty = FaissIndex.create(spec_for(kind), DIM)
     assert_well_formed(*empty.search(QUERIES[:2], 3), 2, 3)
 
 
@@ -116,7 +127,7 @@ def test_recall_on_uniform_sphere_data(kind: str) -> None:
     rng = np.random.default_rng(11)
     data = normalise(rng.standard_normal((COUNT, DIM)))
     queries = normalise(rng.standard_normal((50, DIM)))
-    index = FaissIndex.create(DenseIndexSpec(kind=kind), DIM)
+    index = FaissIndex.create(spec_for(kind), DIM)
     index.add(ROW_IDS, data)
     order = np.argsort(-(queries @ data.T), axis=1, kind="stable")[:, :K]
     _, ids = index.search(queries, K)
@@ -201,8 +212,10 @@ def test_ivf_explicit_nlist_trains_at_39_points_per_list() -> None:
     assert index.is_trained
 
 
-def test_hnsw_refuses_to_re_add_a_removed_id() -> None:
-    index = build("hnsw", VECTORS[:20])
+@pytest.mark.parametrize("kind", ["hnsw", "auto"])
+def test_graph_refuses_to_re_add_a_removed_id(kind: str) -> None:
+    index = FaissIndex.create(DenseIndexSpec(kind=kind, auto_graph_threshold=0), DIM)
+    index.add(ROW_IDS[:20], VECTORS[:20])
     index.remove(ROW_IDS[:1])
     assert index.tombstone_count == 1
     with pytest.raises(ValueError, match="^row ids are never reused"):
@@ -228,3 +241,77 @@ def test_memory_estimate_grows_with_vectors(kind: str) -> None:
     small, large = build(kind, VECTORS[:100]), build(kind)
     assert 0 < small.memory_bytes() < large.memory_bytes()
     assert large.memory_bytes() >= COUNT * DIM * 4
+
+
+def test_auto_is_exact_flat_until_an_add_crosses_its_threshold(tmp_path: Path) -> None:
+    """Deletes before the crossing are real deletes in the flat stage; the add that takes the
+    stage past the threshold moves the stage and its batch into a graph; deletes after it are
+    tombstones; everything survives a save and load."""
+    index = FaissIndex.create(spec_for("auto"), DIM)
+    index.add(ROW_IDS[:600], VECTORS[:600])
+    index.remove(ROW_IDS[:50])
+    index.add(ROW_IDS[600:1050], VECTORS[600:1050])  # 1,000 live vectors: not past 1,000
+    assert index.structure == "flat" and not index.is_trained and index.ntotal == 1000
+    assert index.tombstone_count == 0  # real deletes
+    staged = ROW_IDS[50:1050]
+    assert_exact(*index.search(QUERIES, K), staged, K)  # exact while flat
+
+    index.add(ROW_IDS[1050:1500], VECTORS[1050:1500])  # the crossing add
+    assert index.structure == "hnsw" and index.is_trained and index.ntotal == 1450
+    index.add(ROW_IDS[1500:], VECTORS[1500:])  # added to the graph
+    removed_after = ROW_IDS[1000:1100]
+    index.remove(removed_after)
+    assert index.tombstone_count == 100 and index.ntotal == COUNT - 150
+    removed = np.concatenate([ROW_IDS[:50], removed_after])
+    live = np.setdiff1d(ROW_IDS, removed)
+
+    for candidate in (index, _reloaded(index, tmp_path)):
+        assert candidate.structure == "hnsw" and candidate.ntotal == COUNT - 150
+        scores, ids = candidate.search(QUERIES, K)
+        assert_well_formed(scores, ids, len(QUERIES), K)
+        assert not np.isin(ids, removed).any() and np.all(ids >= 0)
+        _, exact_ids = reference(QUERIES, live, K)
+        assert recall(ids, exact_ids) >= RECALL_FLOOR["auto"]
+        assert_exact(*candidate.search_subset(QUERIES, K, ROW_IDS), live, K)
+        with pytest.raises(ValueError, match="^row ids are never reused"):
+            candidate.add(removed_after[:1], VECTORS[1000:1001])
+
+
+def _reloaded(index: FaissIndex, directory: Path) -> FaissIndex:
+    index.save(directory, sequence=7)
+    loaded = FaissIndex.load(directory)
+    assert loaded is not None and loaded[1] == 7 and loaded[0].spec == index.spec
+    return loaded[0]
+
+
+def test_auto_threshold_zero_is_a_graph_from_the_first_add() -> None:
+    index = FaissIndex.create(DenseIndexSpec(kind="auto", auto_graph_threshold=0), DIM)
+    assert index.structure == "flat" and index.ntotal == 0  # empty: nothing to search yet
+    index.add(ROW_IDS[:1], VECTORS[:1])
+    assert index.structure == "hnsw"
+
+
+def test_auto_exact_only_never_leaves_the_flat_stage() -> None:
+    """The CPU truth of a GPU copy (`FaissGpuIndex`) stays flat past the threshold."""
+    index = FaissIndex.create(spec_for("auto"), DIM, exact_only=True)
+    index.add(ROW_IDS, VECTORS)
+    assert index.structure == "flat"
+    assert_exact(*index.search(QUERIES, K), ROW_IDS, K)
+
+
+def test_graph_search_is_never_narrower_than_a_multiple_of_k() -> None:
+    """A deep search (k 50) of a graph built with a small candidate list still finds what an
+    exact search finds: the search widens its list to `HNSW_EF_PER_K` x k."""
+    spec = DenseIndexSpec(kind="auto", auto_graph_threshold=0, hnsw_ef_search=8)
+    assert spec.ef_search_for(50) == HNSW_EF_PER_K * 50 and spec.ef_search_for(1) == 8
+    index = FaissIndex.create(spec, DIM)
+    index.add(ROW_IDS, VECTORS)
+    _, ids = index.search(QUERIES, 50)
+    _, exact_ids = reference(QUERIES, ROW_IDS, 50)
+    assert recall(ids, exact_ids) >= 0.995  # FAISS's own floor, a list of k (50), gives 0.983
+
+
+def test_auto_threshold_is_validated() -> None:
+    with pytest.raises(ValueError, match="^auto_graph_threshold must be >= 0, got -1$"):
+        DenseIndexSpec(kind="auto", auto_graph_threshold=-1)
+    assert DenseIndexSpec().kind == "auto"  # the default of new collections

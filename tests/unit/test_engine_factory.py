@@ -41,6 +41,7 @@ from tests.unit.test_dense_index import (
     assert_well_formed,
     recall,
     reference,
+    spec_for,
 )
 
 CPU_FAISS = FaissSupport(installed=True, gpus=0)
@@ -61,7 +62,7 @@ class CountingCopier:
 
 def mirrored(kind: str) -> DenseEngine:
     index = FaissGpuIndex(
-        FaissIndex.create(DenseIndexSpec(kind=kind), DIM), CountingCopier(), "cpu"
+        FaissIndex.create(spec_for(kind), DIM, exact_only=True), CountingCopier(), "cpu"
     )
     reason = "CPU stand-in for a GPU copy"
     return DenseEngine(index, DenseEngineName.FAISS_GPU_FLAT, "cpu", reason, index.spec)
@@ -78,11 +79,16 @@ ENGINES: dict[str, tuple[Builder, float | None]] = {  # builder, recall floor (N
         lambda: create_dense_engine(DenseIndexSpec(kind="ivf_flat"), DIM, "cpu"),
         RECALL_FLOOR["ivf_flat"],
     ),
+    "faiss-auto": (
+        lambda: create_dense_engine(spec_for("auto"), DIM, "cpu"),
+        RECALL_FLOOR["auto"],
+    ),
     "torch-exact (no faiss)": (
         lambda: create_dense_engine(DenseIndexSpec(), DIM, "cpu", faiss=NO_FAISS),
         None,
     ),
     "faiss-gpu-flat (CPU copy)": (lambda: mirrored("flat"), None),
+    "faiss-gpu-flat auto (CPU copy)": (lambda: mirrored("auto"), None),  # exact past threshold
     "faiss-gpu-ivf_flat (CPU copy)": (lambda: mirrored("ivf_flat"), RECALL_FLOOR["ivf_flat"]),
 }
 ENGINE_IDS = [pytest.param(name, id=name) for name in ENGINES]
@@ -115,6 +121,10 @@ def build(name: str, vectors: np.ndarray = VECTORS) -> DenseIndex:
         pytest.param("hnsw", "cuda", CPU_FAISS, "faiss-hnsw", "cpu", id="cuda-cpu-faiss-hnsw"),
         pytest.param("hnsw", "cpu", NO_FAISS, "torch-exact", "cpu", id="no-faiss-cpu"),
         pytest.param("flat", "cuda", NO_FAISS, "torch-exact", "cuda", id="no-faiss-cuda"),
+        pytest.param("auto", "cpu", CPU_FAISS, "faiss-auto", "cpu", id="cpu-auto"),
+        pytest.param("auto", "cuda", GPU_FAISS, "faiss-gpu-flat", "cuda", id="gpu-faiss-auto"),
+        pytest.param("auto", "cuda", CPU_FAISS, "torch-exact", "cuda", id="cuda-cpu-faiss-auto"),
+        pytest.param("auto", "cpu", NO_FAISS, "torch-exact", "cpu", id="no-faiss-auto"),
     ],
 )
 def test_engine_choice(
@@ -128,8 +138,10 @@ def test_choice_reasons_are_readable() -> None:
     reasons = [
         choose_engine(DenseIndexSpec(kind="ivf_flat"), "cuda", CPU_FAISS).reason,
         choose_engine(DenseIndexSpec(kind="hnsw"), "cuda", GPU_FAISS).reason,
-        choose_engine(DenseIndexSpec(), "cuda", GPU_FAISS).reason,
+        choose_engine(DenseIndexSpec(kind="flat"), "cuda", GPU_FAISS).reason,
         choose_engine(DenseIndexSpec(), "cpu", NO_FAISS).reason,
+        choose_engine(DenseIndexSpec(), "cpu", CPU_FAISS).reason,
+        choose_engine(DenseIndexSpec(), "cuda", CPU_FAISS).reason,
     ]
     assert reasons == [
         "faiss has no GPU support for cuda: exact fp16 matmul + top-k on torch"
@@ -137,6 +149,9 @@ def test_choice_reasons_are_readable() -> None:
         "kind hnsw: FAISS has no GPU HNSW, so it stays on CPU",
         "faiss reports 2 GPU(s): flat copied to cuda",
         "faiss is not installed: exact search on cpu",
+        "kind auto on CPU FAISS (exact flat up to 10000 vectors, then HNSW)",
+        "faiss has no GPU support for cuda: exact fp16 matmul + top-k on torch"
+        " (auto: exact on a GPU, no graph)",
     ]
 
 

@@ -11,11 +11,21 @@ from pathlib import Path
 
 import pytest
 
+from core.catalog.collection import Collection
 from core.catalog.follower_backend import FollowerBackend
 from core.catalog.following_collection import FollowingCollection
 from core.catalog.version import CollectionVersion
+from core.dense.faiss_index import FaissIndex
 from core.errors import FailedPrecondition
-from tests.unit.collection_support import MARKER, open_collection, prepared, vectors_for
+from tests.unit.collection_support import (
+    AUTO_THRESHOLD,
+    MARKER,
+    dense_row_ids,
+    open_collection,
+    prepared,
+    store_row_ids,
+    vectors_for,
+)
 
 
 def _follower(directory: Path) -> FollowingCollection:
@@ -142,4 +152,36 @@ def test_the_writer_names_the_sequence_before_a_write_until_its_indexes_hold_it(
         writer.delete_documents(["a"])
         assert seen[-1] == (before.sequence + 2, replace(before, sequence=before.sequence + 1))
     finally:
+        writer.close()
+
+
+def _structure(collection: Collection) -> str:
+    index = collection._dense
+    assert isinstance(index, FaissIndex)
+    return index.structure
+
+
+def test_follower_replays_the_adds_that_turn_an_auto_index_into_a_graph(tmp_path: Path) -> None:
+    """An "auto" index crosses its threshold in the reader's replay as in the writer: deletes
+    before the crossing (real deletes) and after it (tombstones) are never served. (A replay
+    nets out rows added and deleted within one catch-up, so a reader can stay flat, and exact,
+    where the writer crossed on the way.)"""
+    writer = open_collection(tmp_path / "c", "auto")
+    writer.commit([prepared(f"d{i}", count=4) for i in range(8)])  # 32 vectors: flat
+    follower = _follower(tmp_path / "c")
+    try:
+        assert _structure(follower) == _structure(writer) == "flat"
+        writer.delete_documents(["d0"])
+        writer.commit([prepared(f"e{i}", count=4) for i in range(4)])  # 44 > AUTO_THRESHOLD
+        follower.catch_up()
+        assert _structure(follower) == _structure(writer) == "hnsw"
+        writer.delete_documents(["e0"])
+        follower.catch_up()
+        assert follower._dense.tombstone_count == writer._dense.tombstone_count == 4
+        live = store_row_ids(writer)
+        assert len(live) == 40 and AUTO_THRESHOLD < 44
+        assert _dense_rows(follower) == dense_row_ids(follower) == live
+        assert follower.version() == writer.version()
+    finally:
+        follower.close()
         writer.close()

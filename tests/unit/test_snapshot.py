@@ -22,6 +22,7 @@ from core.catalog.snapshot import (
     take_snapshot,
 )
 from core.catalog.snapshot_manifest import MANIFEST_FILE
+from core.dense.faiss_index import FaissIndex
 from core.errors import DataLoss, InvalidArgument, NotFound
 from core.store import SqliteStore
 from tests.unit.collection_support import (
@@ -108,6 +109,36 @@ def test_snapshot_with_dense_index_restores_without_a_dense_rebuild(
         assert report.lexical.action is IndexAction.REBUILT
         assert _view(restored) == expected
         assert dense_results(restored) == exact_results(restored)
+    finally:
+        restored.close()
+
+
+@pytest.mark.parametrize(("documents", "structure"), [(8, "flat"), (16, "hnsw")])
+def test_an_auto_collection_snapshots_its_dense_index_once_it_is_a_graph(
+    tmp_path: Path, documents: int, structure: str
+) -> None:
+    """By default the dense file is copied only past the flat stage (a graph is slow to rebuild);
+    the restored graph keeps its tombstones and serves no deleted row."""
+    collection = open_collection(tmp_path / "data" / "c", "auto")
+    _fill(collection, documents)  # 3 chunks each: 8 stay below AUTO_THRESHOLD, 16 cross it
+    index = collection._dense
+    assert isinstance(index, FaissIndex) and index.structure == structure
+    expected = _view(collection)
+    info = take_snapshot(collection, tmp_path / "snapshots")
+    collection.close()
+    assert info.includes_dense_index is (structure == "hnsw")
+    restore_snapshot(tmp_path / "snapshots", info.snapshot_id, tmp_path / "data" / "copy")
+    restored = open_collection(tmp_path / "data" / "copy", "auto")
+    try:
+        report = restored.open_report
+        assert report is not None
+        rebuilt = report.dense.action is IndexAction.REBUILT
+        assert rebuilt is (structure == "flat")
+        restored_index = restored._dense
+        assert isinstance(restored_index, FaissIndex) and restored_index.structure == structure
+        assert restored_index.tombstone_count == (6 if structure == "hnsw" else 0)
+        assert _view(restored) == expected
+        assert dense_row_ids(restored) == store_row_ids(restored)
     finally:
         restored.close()
 

@@ -14,6 +14,7 @@ class DenseIndexKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     DENSE_INDEX_KIND_FLAT: _ClassVar[DenseIndexKind]
     DENSE_INDEX_KIND_HNSW: _ClassVar[DenseIndexKind]
     DENSE_INDEX_KIND_IVF_FLAT: _ClassVar[DenseIndexKind]
+    DENSE_INDEX_KIND_AUTO: _ClassVar[DenseIndexKind]
 
 class ChunkerKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -32,6 +33,7 @@ DENSE_INDEX_KIND_UNSPECIFIED: DenseIndexKind
 DENSE_INDEX_KIND_FLAT: DenseIndexKind
 DENSE_INDEX_KIND_HNSW: DenseIndexKind
 DENSE_INDEX_KIND_IVF_FLAT: DenseIndexKind
+DENSE_INDEX_KIND_AUTO: DenseIndexKind
 CHUNKER_KIND_UNSPECIFIED: ChunkerKind
 CHUNKER_KIND_STRUCTURE: ChunkerKind
 CHUNKER_KIND_FIXED: ChunkerKind

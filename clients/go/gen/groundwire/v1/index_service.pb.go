@@ -25,7 +25,7 @@ const (
 type DenseIndexKind int32
 
 const (
-	// Not set: the server default (flat).
+	// Not set: the server default (auto).
 	DenseIndexKind_DENSE_INDEX_KIND_UNSPECIFIED DenseIndexKind = 0
 	// Exact inner-product search.
 	DenseIndexKind_DENSE_INDEX_KIND_FLAT DenseIndexKind = 1
@@ -33,6 +33,8 @@ const (
 	DenseIndexKind_DENSE_INDEX_KIND_HNSW DenseIndexKind = 2
 	// Inverted file with flat lists (approximate; trained on the collection).
 	DenseIndexKind_DENSE_INDEX_KIND_IVF_FLAT DenseIndexKind = 3
+	// Exact flat up to 10,000 chunks, then HNSW (built at the add that crosses it; approximate).
+	DenseIndexKind_DENSE_INDEX_KIND_AUTO DenseIndexKind = 4
 )
 
 // Enum value maps for DenseIndexKind.
@@ -42,12 +44,14 @@ var (
 		1: "DENSE_INDEX_KIND_FLAT",
 		2: "DENSE_INDEX_KIND_HNSW",
 		3: "DENSE_INDEX_KIND_IVF_FLAT",
+		4: "DENSE_INDEX_KIND_AUTO",
 	}
 	DenseIndexKind_value = map[string]int32{
 		"DENSE_INDEX_KIND_UNSPECIFIED": 0,
 		"DENSE_INDEX_KIND_FLAT":        1,
 		"DENSE_INDEX_KIND_HNSW":        2,
 		"DENSE_INDEX_KIND_IVF_FLAT":    3,
+		"DENSE_INDEX_KIND_AUTO":        4,
 	}
 )
 
@@ -195,13 +199,14 @@ func (DocumentOutcome) EnumDescriptor() ([]byte, []int) {
 // DenseIndexConfig configures a collection's vector index.
 type DenseIndexConfig struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Index structure. Default: flat.
+	// Index structure. Default: auto.
 	Kind DenseIndexKind `protobuf:"varint,1,opt,name=kind,proto3,enum=groundwire.v1.DenseIndexKind" json:"kind,omitempty"`
-	// HNSW: neighbours per node (4-128). Unset: 32.
+	// HNSW and auto: neighbours per node (4-128). Unset: 32.
 	HnswM *uint32 `protobuf:"varint,2,opt,name=hnsw_m,json=hnswM,proto3,oneof" json:"hnsw_m,omitempty"`
-	// HNSW: candidate list size while building (8-1024). Unset: 80.
+	// HNSW and auto: candidate list size while building (8-1024). Unset: 200.
 	HnswEfConstruction *uint32 `protobuf:"varint,3,opt,name=hnsw_ef_construction,json=hnswEfConstruction,proto3,oneof" json:"hnsw_ef_construction,omitempty"`
-	// HNSW: candidate list size while searching (8-4096). Unset: 64.
+	// HNSW and auto: candidate list size while searching (8-4096). Unset: 64. A search widens it
+	// to 5 x the candidates it asks for (250 for a default Retrieve's 50).
 	HnswEfSearch *uint32 `protobuf:"varint,4,opt,name=hnsw_ef_search,json=hnswEfSearch,proto3,oneof" json:"hnsw_ef_search,omitempty"`
 	// IVF: number of inverted lists (1-65536). Unset: about 4 * sqrt(chunks).
 	IvfNlist *uint32 `protobuf:"varint,5,opt,name=ivf_nlist,json=ivfNlist,proto3,oneof" json:"ivf_nlist,omitempty"`
@@ -2794,12 +2799,13 @@ const file_groundwire_v1_index_service_proto_rawDesc = "" +
 	"\x0freembed_seconds\x18\f \x01(\x01R\x0ereembedSeconds\x12#\n" +
 	"\rtotal_seconds\x18\r \x01(\x01R\ftotalSeconds\x12'\n" +
 	"\x0fsection_vectors\x18\x0e \x01(\x04R\x0esectionVectors\x12'\n" +
-	"\x0fsection_seconds\x18\x0f \x01(\x01R\x0esectionSeconds*\x87\x01\n" +
+	"\x0fsection_seconds\x18\x0f \x01(\x01R\x0esectionSeconds*\xa2\x01\n" +
 	"\x0eDenseIndexKind\x12 \n" +
 	"\x1cDENSE_INDEX_KIND_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15DENSE_INDEX_KIND_FLAT\x10\x01\x12\x19\n" +
 	"\x15DENSE_INDEX_KIND_HNSW\x10\x02\x12\x1d\n" +
-	"\x19DENSE_INDEX_KIND_IVF_FLAT\x10\x03*z\n" +
+	"\x19DENSE_INDEX_KIND_IVF_FLAT\x10\x03\x12\x19\n" +
+	"\x15DENSE_INDEX_KIND_AUTO\x10\x04*z\n" +
 	"\vChunkerKind\x12\x1c\n" +
 	"\x18CHUNKER_KIND_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16CHUNKER_KIND_STRUCTURE\x10\x01\x12\x16\n" +

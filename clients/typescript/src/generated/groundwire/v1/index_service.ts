@@ -28,7 +28,7 @@ export const protobufFileName = "groundwire/v1/index_service.proto";
 
 /** DenseIndexKind selects the FAISS index structure of a collection. */
 export enum DenseIndexKind {
-  /** DENSE_INDEX_KIND_UNSPECIFIED - Not set: the server default (flat). */
+  /** DENSE_INDEX_KIND_UNSPECIFIED - Not set: the server default (auto). */
   DENSE_INDEX_KIND_UNSPECIFIED = 0,
   /** DENSE_INDEX_KIND_FLAT - Exact inner-product search. */
   DENSE_INDEX_KIND_FLAT = 1,
@@ -36,6 +36,8 @@ export enum DenseIndexKind {
   DENSE_INDEX_KIND_HNSW = 2,
   /** DENSE_INDEX_KIND_IVF_FLAT - Inverted file with flat lists (approximate; trained on the collection). */
   DENSE_INDEX_KIND_IVF_FLAT = 3,
+  /** DENSE_INDEX_KIND_AUTO - Exact flat up to 10,000 chunks, then HNSW (built at the add that crosses it; approximate). */
+  DENSE_INDEX_KIND_AUTO = 4,
   UNRECOGNIZED = -1,
 }
 
@@ -53,6 +55,9 @@ export function denseIndexKindFromJSON(object: any): DenseIndexKind {
     case 3:
     case "DENSE_INDEX_KIND_IVF_FLAT":
       return DenseIndexKind.DENSE_INDEX_KIND_IVF_FLAT;
+    case 4:
+    case "DENSE_INDEX_KIND_AUTO":
+      return DenseIndexKind.DENSE_INDEX_KIND_AUTO;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -70,6 +75,8 @@ export function denseIndexKindToJSON(object: DenseIndexKind): string {
       return "DENSE_INDEX_KIND_HNSW";
     case DenseIndexKind.DENSE_INDEX_KIND_IVF_FLAT:
       return "DENSE_INDEX_KIND_IVF_FLAT";
+    case DenseIndexKind.DENSE_INDEX_KIND_AUTO:
+      return "DENSE_INDEX_KIND_AUTO";
     case DenseIndexKind.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -178,17 +185,20 @@ export function documentOutcomeToJSON(object: DocumentOutcome): string {
 
 /** DenseIndexConfig configures a collection's vector index. */
 export interface DenseIndexConfig {
-  /** Index structure. Default: flat. */
+  /** Index structure. Default: auto. */
   kind: DenseIndexKind;
-  /** HNSW: neighbours per node (4-128). Unset: 32. */
+  /** HNSW and auto: neighbours per node (4-128). Unset: 32. */
   hnswM?:
     | number
     | undefined;
-  /** HNSW: candidate list size while building (8-1024). Unset: 80. */
+  /** HNSW and auto: candidate list size while building (8-1024). Unset: 200. */
   hnswEfConstruction?:
     | number
     | undefined;
-  /** HNSW: candidate list size while searching (8-4096). Unset: 64. */
+  /**
+   * HNSW and auto: candidate list size while searching (8-4096). Unset: 64. A search widens it
+   * to 5 x the candidates it asks for (250 for a default Retrieve's 50).
+   */
   hnswEfSearch?:
     | number
     | undefined;
