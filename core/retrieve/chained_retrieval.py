@@ -23,6 +23,7 @@ import contextvars
 import threading
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, InvalidStateError
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
 
@@ -74,6 +75,7 @@ class _Chain(Generic[S, R]):
         self._state: S | None = None
         self._lexical: Ranking | None = None
         self._embedding: Future[Any] | None = None
+        self._embed_stage: AbstractContextManager[Any] | None = None
 
     def submit(self, step: Callable[[], None]) -> None:
         """Run `step` on a worker, in a copy of the caller's context."""
@@ -88,6 +90,7 @@ class _Chain(Generic[S, R]):
         try:
             step()
         except BaseException as exc:  # noqa: BLE001 - handed to the awaiting caller
+            self._end_embed_stage()
             _fail(self.outcome, exc)
 
     def begin(self) -> None:
@@ -105,27 +108,36 @@ class _Chain(Generic[S, R]):
         self._arrive(inline=True)
 
     def _enqueue(self, started: S) -> Future[Any]:
-        """The embedding's future, timed as the `embed` stage (the batch thread ends the stage;
-        a recording stage span gets the batch size and queue wait). A failure to enqueue other
-        than `Overloaded` becomes a failed future: `finish` falls back to BM25 as for a failed
-        batch."""
+        """The embedding's future, timed as the `embed` stage until `finish` starts (as the
+        awaited path's stage lasts until the event loop resumes it; a recording stage span gets
+        the batch size and queue wait). The batch thread only hands over: it is the model's
+        one thread, so per-request work there would delay the next batch. A failure to enqueue
+        other than `Overloaded` becomes a failed future: `finish` falls back to BM25 as for a
+        failed batch."""
         stage = self._steps.timer(started).stage("embed", current=False)
         span = stage.__enter__()
+        self._embed_stage = stage
         try:
             with trace.use_span(span, end_on_exit=False):
                 embedding = self._steps.embed(started)
-        except Overloaded as exc:
-            stage.__exit__(type(exc), exc, exc.__traceback__)
-            raise
+        except Overloaded:
+            raise  # `_guarded` ends the stage
         except Exception as exc:  # noqa: BLE001 - any model failure degrades to BM25
             embedding = Future()
             embedding.set_exception(exc)
-        embedding.add_done_callback(lambda _: stage.__exit__(None, None, None))
         return embedding
+
+    def _end_embed_stage(self) -> None:
+        """End the `embed` stage once (whichever of finish, failure, cancellation comes first)."""
+        with self._lock:
+            stage, self._embed_stage = self._embed_stage, None
+        if stage is not None:
+            stage.__exit__(None, None, None)
 
     def _drop_embedding(self, outcome: Future[R]) -> None:
         if outcome.cancelled() and self._embedding is not None:
             self._embedding.cancel()  # queued: never embedded; running: its rows are discarded
+            self._end_embed_stage()
 
     def _embedded(self, _: Future[Any]) -> None:
         self._arrive(inline=False)
@@ -144,6 +156,7 @@ class _Chain(Generic[S, R]):
 
     def _finish(self) -> None:
         assert self._state is not None and self._embedding is not None
+        self._end_embed_stage()
         if self._embedding.cancelled():
             return  # only the caller's cancellation cancels it
         _settle(self.outcome, self._steps.finish(self._state, self._lexical, self._embedding))
