@@ -25,15 +25,10 @@ async def run_blocking(
     *args: Any,
 ) -> T:
     """Run `fn(*args)` on `executor`; DEADLINE_EXCEEDED if the deadline has already passed."""
-    await check_deadline(context)
-    loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(executor, in_this_context(fn, *args))
-
-
-async def check_deadline(context: grpc.aio.ServicerContext[Any, Any]) -> None:
-    """DEADLINE_EXCEEDED (the call is aborted) if the caller's deadline has already passed."""
     remaining = context.time_remaining()
     if remaining is not None and remaining <= 0:
         await context.abort(
             grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline expired before work started"
         )
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(executor, in_this_context(fn, *args))

@@ -12,7 +12,7 @@ from core.models import RiskLevel
 from core.retrieve.request import RetrievalRequest
 from groundwire.v1 import retrieval_service_pb2 as rs
 from server.answer_validation import validate_answer
-from server.blocking import check_deadline, run_blocking
+from server.blocking import run_blocking
 from server.cache_clearing import (
     READER_ANSWER_S,
     CacheClear,
@@ -43,13 +43,11 @@ class RetrievalServicer:
             validate_retrieve(request, settings.retrieval, settings.storage.default_collection)
         )
         runtime = self._runtime
+        offload = functools.partial(run_blocking, context, runtime.executor)
         if settings.server.await_query_embeddings:
-            await check_deadline(context)
-            result = await runtime.pipeline.retrieve_chained(domain, runtime.executor)
+            result = await runtime.pipeline.retrieve_async(domain, offload)
         else:
-            result = await run_blocking(
-                context, runtime.executor, runtime.pipeline.retrieve, domain
-            )
+            result = await offload(runtime.pipeline.retrieve, domain)
         return result_to_proto(result, domain.budget.max_tokens, domain.budget.max_chars)
 
     @rpc("ClearCache", Role.WRITER, needs_loaded=True)

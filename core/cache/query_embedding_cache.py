@@ -15,20 +15,14 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, InvalidStateError
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 
 from core.cache.fingerprint import cache_text_key
 from core.cache.lru_ttl import CacheStats, Clock, LruTtlMap
-from core.embed.protocol import (
-    AsyncQueryEmbedder,
-    Embedder,
-    FutureQueryEmbedder,
-    TensorQueryEmbedder,
-)
+from core.embed.protocol import AsyncQueryEmbedder, Embedder, TensorQueryEmbedder
 from core.embed.torch_tensors import host_float32, is_tensor
 
 if TYPE_CHECKING:  # torch is imported only on the tensor path (a GPU model's)
@@ -137,39 +131,6 @@ class QueryEmbeddingCache:
             self._store(result, missing, vectors)
         return result, hits
 
-    def embed_queries_with_hits_future(
-        self, texts: Sequence[str]
-    ) -> Future[tuple[FloatArray, list[bool]]]:
-        """`embed_queries_with_hits` as a future: done at once when every text is cached, else
-        when the inner `embed_queries_future` is (the misses are stored then). Cancelling it
-        cancels the inner request. An inner embedder without futures is called blocking."""
-        result, hits, missing = self._lookup(texts)
-        outcome: Future[tuple[FloatArray, list[bool]]] = Future()
-        inner = self._inner
-        if not missing or not isinstance(inner, FutureQueryEmbedder):
-            if missing:
-                self._store(result, missing, self._embed_missing(list(missing)))
-            outcome.set_result((result, hits))
-            return outcome
-        fresh = inner.embed_queries_future([text for _, text in missing])
-
-        def stored(done: Future[Any]) -> None:
-            if done.cancelled():
-                outcome.cancel()
-                return
-            try:
-                vectors = np.asarray(done.result(), dtype=np.float32)
-                _check_shape(vectors.shape, (len(missing), self.dimension))
-                self._store(result, missing, vectors)
-            except Exception as exc:  # noqa: BLE001 - the caller's to handle
-                _fail(outcome, exc)
-                return
-            _settle(outcome, (result, hits))
-
-        outcome.add_done_callback(lambda done: fresh.cancel() if done.cancelled() else None)
-        fresh.add_done_callback(stored)
-        return outcome
-
     def _lookup(self, texts: Sequence[str]) -> tuple[FloatArray, list[bool], dict[Key, list[int]]]:
         """The rows found in the cache, filled into a new (len(texts), d) array; per text
         whether it was found; the missing keys with the rows each fills."""
@@ -258,17 +219,3 @@ def _on_device(vector: Vector, like: torch.Tensor) -> torch.Tensor:
     if isinstance(vector, torch.Tensor):
         return vector.to(device=like.device, dtype=like.dtype)
     return torch.from_numpy(vector.copy()).to(device=like.device, dtype=like.dtype)
-
-
-def _settle(outcome: Future[Any], result: Any) -> None:
-    try:
-        outcome.set_result(result)
-    except InvalidStateError:  # cancelled meanwhile
-        pass
-
-
-def _fail(outcome: Future[Any], exc: BaseException) -> None:
-    try:
-        outcome.set_exception(exc)
-    except InvalidStateError:
-        pass

@@ -10,8 +10,6 @@ precision). A full queue raises `Overloaded` with a retry estimate from recent b
 future completed from the batch thread (`asyncio.wrap_future`, i.e. `call_soon_threadsafe`), so
 a query waiting for its embedding holds no worker thread; cancelling the await drops a queued
 request and discards a running one's rows, the rest of its batch is unaffected.
-`embed_queries_future` hands out the batch thread's future itself, for callers that chain their
-next step onto it (core/retrieve/chained_retrieval.py).
 
 `embed_queries_tensor` shares the same batches: when the inner embedder is a
 `TensorQueryEmbedder` and a batch holds a tensor request, the forward pass result stays on the
@@ -161,23 +159,6 @@ class MicroBatchingEmbedder:
         result = await asyncio.wrap_future(item.future)
         assert isinstance(result, np.ndarray)
         return result
-
-    def embed_queries_future(self, texts: Sequence[str]) -> Future[Vectors]:
-        """`embed_queries` without waiting: a future completed from the batch thread with the
-        float32 (len(texts), dimension) rows, so a caller can chain the next step onto it
-        (`add_done_callback`) instead of holding a thread or waking an event loop.
-
-        Raises `Overloaded` at once when the queue is full; `cancel()` drops a queued request and
-        a running one's rows are discarded, the rest of its batch is unaffected. A recording span
-        current here gets the batch size and queue wait.
-        """
-        if not texts:
-            done: Future[Vectors] = Future()
-            done.set_result(np.empty((0, self.dimension), dtype=np.float32))
-            return done
-        item = _Item(list(texts))
-        self._enqueue(item)
-        return item.future
 
     def embed_queries_tensor(
         self, texts: Sequence[str], timeout_s: float | None = None

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -57,13 +56,4 @@ class AsyncQueryEmbedder(Protocol):
 
     async def embed_queries_async(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Embeddings of search queries, as `Embedder.embed_queries`."""
-        ...
-
-
-@runtime_checkable
-class FutureQueryEmbedder(Protocol):
-    """An embedder that hands out a future of query vectors, completed from another thread."""
-
-    def embed_queries_future(self, texts: Sequence[str]) -> Future[Any]:
-        """Embeddings of search queries as `Embedder.embed_queries` (a float32 array), later."""
         ...

@@ -8,12 +8,10 @@ cached results unreachable and deleted content never comes back from the cache.
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +29,6 @@ from core.models import Chunk, Hit
 from core.observe import attributes
 from core.observe.stage_timer import StageTimer
 from core.observe.tracing import span
-from core.retrieve.chained_retrieval import ChainSteps, start_chain
 from core.retrieve.filters import ChunkFilter, risk_admits
 from core.retrieve.fusion import FusionMethod, fuse
 from core.retrieve.hit_builder import build_hits
@@ -47,13 +44,10 @@ from core.retrieve.post_fusion import (
 from core.retrieve.query_embedding import (
     QueryVector,
     awaitable,
-    chainable,
     embed_query,
     embed_query_async,
-    embed_query_future,
     host_row,
     memory_row,
-    vector_and_hit,
 )
 from core.retrieve.request import RetrievalRequest, RetrievalResult
 from core.retrieve.rerank import Reranker
@@ -88,7 +82,7 @@ class _Started:
     keywords: tuple[str, ...]
     lexical_text: str
     lexical: Future[Ranking] | None  # started before the embedding: it does not need the vector
-    embedder: Embedder  # the collection's query embedder (awaitable, or chainable when chained)
+    embedder: Embedder  # the collection's query embedder (awaitable)
 
 
 class RetrievalPipeline:
@@ -220,81 +214,20 @@ class RetrievalPipeline:
             raise
         return await offload(self._finish, request, started, query)  # type: ignore[no-any-return]
 
-    def _begin(
-        self, request: RetrievalRequest, chained: bool = False
-    ) -> _Started | RetrievalResult:
+    def _begin(self, request: RetrievalRequest) -> _Started | RetrievalResult:
         """The stages before the embedding: the collection, a cached or on-device result, or
-        the preprocessed query with its lexical search already running (`chained`: not started,
-        `_lexical_now` runs it; a lexical-only request is answered whole)."""
-        if chained and request.mode is RetrievalMode.LEXICAL:
-            return self._retrieve(request)
+        the preprocessed query with its lexical search already running."""
         collection = self._opened(request)
         embedder = self._embedder_for(collection)
-        usable = chainable(embedder) if chained else awaitable(embedder)
-        if collection.searches_on_device or not usable:
+        if collection.searches_on_device or not awaitable(embedder):
             return self._retrieve_from(collection, request)
         version, cached = self._cached(request, collection)
         if cached is not None:
             return cached
         timer = StageTimer()
         keywords, lexical_text = _preprocess(request, timer)
-        lexical = None if chained else self._start_lexical(collection, request, lexical_text, timer)
+        lexical = self._start_lexical(collection, request, lexical_text, timer)
         return _Started(collection, version, timer, keywords, lexical_text, lexical, embedder)
-
-    async def retrieve_chained(
-        self, request: RetrievalRequest, executor: Executor
-    ) -> RetrievalResult:
-        """`retrieve_async` with its stages chained on `executor`'s threads
-        (core/retrieve/chained_retrieval.py): the same result, the event loop woken once per
-        request instead of three times, the lexical search run by the worker that began the
-        request while the model works, no thread held while the query waits for its batch.
-        Embedders that cannot hand out a future (and GPU search) are called blocking, as
-        `retrieve` does. Cancelling the await skips the stages not started yet."""
-        with span("retrieve", attributes.retrieval_request(request)) as current:
-            steps: ChainSteps[_Started, RetrievalResult] = ChainSteps(
-                begin=functools.partial(self._begin, request, True),
-                finished=lambda state: isinstance(state, RetrievalResult),
-                embed=lambda started: embed_query_future(started.embedder, request.query),
-                timer=lambda started: started.timer,
-                lexical=functools.partial(self._lexical_now, request),
-                finish=functools.partial(self._finish_chained, request),
-            )
-            result = await asyncio.wrap_future(start_chain(steps, executor))
-            if current.is_recording():
-                current.set_attributes(attributes.retrieval_result(result))
-            return result
-
-    def _lexical_now(self, request: RetrievalRequest, started: _Started) -> Ranking | None:
-        """The lexical search of a chained request, on the calling thread."""
-        if request.mode is RetrievalMode.DENSE:
-            return None
-        with started.timer.stage("lexical"):
-            return started.collection.lexical_search(started.lexical_text, request.depth)
-
-    def _finish_chained(
-        self,
-        request: RetrievalRequest,
-        started: _Started,
-        lexical: Ranking | None,
-        embedding: Future[Any],
-    ) -> RetrievalResult:
-        """`_finish` once the lexical ranking and the (done) embedding are both there; a failed
-        embedding falls back to BM25 as in `_embed_async`."""
-        failure = embedding.exception()
-        if failure is None:
-            vector, hit = vector_and_hit(embedding.result())
-            query = QueryVector(started.lexical_text, started.keywords, vector, hit, ())
-        elif isinstance(failure, Overloaded):
-            raise failure
-        else:
-            logger.error("query embedding failed; falling back to BM25", exc_info=failure)
-            warning = EMBEDDER_FAILED.format(reason=type(failure).__name__)
-            query = QueryVector(started.lexical_text, started.keywords, None, False, (warning,))
-        ranking: Future[Ranking] | None = None
-        if lexical is not None:
-            ranking = Future()
-            ranking.set_result(lexical)
-        return self._finish(request, replace(started, lexical=ranking), query)
 
     async def _embed_async(self, request: RetrievalRequest, started: _Started) -> QueryVector:
         """`_embed`, awaited: the same vector, the same BM25 fallback when the model fails."""

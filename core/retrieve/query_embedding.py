@@ -6,18 +6,12 @@ wait for a shared embedding batch on the event loop instead of parking a worker 
 
 from __future__ import annotations
 
-from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from core.embed.protocol import (
-    AsyncQueryEmbedder,
-    Embedder,
-    FutureQueryEmbedder,
-    TensorQueryEmbedder,
-)
+from core.embed.protocol import AsyncQueryEmbedder, Embedder, TensorQueryEmbedder
 from core.embed.torch_tensors import host_float32
 
 if TYPE_CHECKING:  # a tensor comes only from a GPU embedder, which loaded torch
@@ -69,34 +63,6 @@ async def embed_query_async(embedder: AsyncQueryEmbedder, query: str) -> tuple[n
         vectors, hits = await with_hits([query])
         return vectors, bool(hits[0])
     return await embedder.embed_queries_async([query]), False
-
-
-def chainable(embedder: Embedder) -> bool:
-    """Whether `embedder` hands out a future of the query vector (`embed_query_future`)."""
-    return isinstance(embedder, FutureQueryEmbedder) or hasattr(
-        embedder, "embed_queries_with_hits_future"
-    )
-
-
-def embed_query_future(embedder: Embedder, query: str) -> Future[Any]:
-    """The query's embedding as a future completed from another thread; `vector_and_hit` reads
-    its result. Raises `Overloaded` at once when the model's queue is full."""
-    with_hits = getattr(embedder, "embed_queries_with_hits_future", None)
-    if with_hits is not None:
-        future: Future[Any] = with_hits([query])
-        return future
-    assert isinstance(embedder, FutureQueryEmbedder)
-    return embedder.embed_queries_future([query])
-
-
-def vector_and_hit(result: Any) -> tuple[np.ndarray, bool]:
-    """An `embed_query_future` result as the query's float32 host vector ((1, d)) and whether
-    it came from the embedding cache."""
-    if isinstance(result, tuple):
-        vectors, hits = result
-        return vectors, bool(hits[0])
-    assert isinstance(result, np.ndarray)
-    return result, False
 
 
 def memory_row(vector: np.ndarray | torch.Tensor | None, use_memory: bool) -> np.ndarray | None:

@@ -1,6 +1,5 @@
-"""`RetrievalPipeline.retrieve_async` and `retrieve_chained`: the same results as `retrieve`, with
-the query embedding awaited from a shared batch or chained onto it (real model, real indexes over
-the demo corpus)."""
+"""`RetrievalPipeline.retrieve_async`: the same results as `retrieve`, with the query embedding
+awaited from a shared batch (real model, real indexes over the demo corpus)."""
 
 from __future__ import annotations
 
@@ -70,54 +69,24 @@ def comparable(result: RetrievalResult) -> tuple[object, ...]:
     return hits, result.context.text, result.mode, result.warnings, result.keywords
 
 
-@pytest.fixture(params=["awaited", "chained"])
-def path(request: pytest.FixtureRequest) -> str:
-    """Which coroutine path a test drives: `retrieve_async` or `retrieve_chained`."""
-    return str(request.param)
-
-
-def run_async(
-    pipeline: RetrievalPipeline, requests: list[RetrievalRequest], path: str
-) -> list[Any]:
+def run_async(pipeline: RetrievalPipeline, requests: list[RetrievalRequest]) -> list[Any]:
     async def all_at_once() -> list[Any]:
         with ThreadPoolExecutor(4) as pool:
-            if path == "chained":
-                calls = [pipeline.retrieve_chained(r, pool) for r in requests]
-            else:
-                offload = offload_to(pool)
-                calls = [pipeline.retrieve_async(r, offload) for r in requests]
+            offload = offload_to(pool)
+            calls = (pipeline.retrieve_async(r, offload) for r in requests)
             return await asyncio.gather(*calls, return_exceptions=True)
 
     return asyncio.run(all_at_once())
 
 
-def exactly(result: RetrievalResult) -> RetrievalResult:
-    """Everything a caller gets but the stage timings, floats unrounded."""
-    return replace(result, timings=())
-
-
-@pytest.mark.parametrize("mode", list(RetrievalMode), ids=lambda m: m.name.lower())
-def test_chained_retrievals_one_at_a_time_equal_blocking_ones_exactly(
-    pipeline: RetrievalPipeline, mode: RetrievalMode
-) -> None:
-    """One call at a time (a batch of one each way), the chained path gives the blocking path's
-    result field for field: hits with every per-stage score, context, citations, warnings."""
-    for question in QUESTIONS:
-        blocking = pipeline.retrieve(request(question, mode))
-        (chained,) = run_async(pipeline, [request(question, mode)], "chained")
-        assert exactly(chained) == exactly(blocking)
-        # the same stages were timed (in the order they finished: lexical before embed here)
-        assert sorted(s for s, _ in chained.timings) == sorted(s for s, _ in blocking.timings)
-
-
 @pytest.mark.parametrize("mode", list(RetrievalMode), ids=lambda m: m.name.lower())
 def test_concurrent_awaited_retrievals_equal_one_at_a_time(
-    pipeline: RetrievalPipeline, batched: MicroBatchingEmbedder, mode: RetrievalMode, path: str
+    pipeline: RetrievalPipeline, batched: MicroBatchingEmbedder, mode: RetrievalMode
 ) -> None:
     requests = [request(q, mode) for q in QUESTIONS]
     alone = [pipeline.retrieve(r) for r in requests]
     batches_before = batched.stats().batches
-    together = run_async(pipeline, requests, path)
+    together = run_async(pipeline, requests)
     assert [comparable(r) for r in together] == [comparable(r) for r in alone]
     assert all(r.hits for r in together)
     stages = [dict(r.timings) for r in together]
@@ -128,32 +97,30 @@ def test_concurrent_awaited_retrievals_equal_one_at_a_time(
         assert batched.stats().batches - batches_before <= len(QUESTIONS)
 
 
-def test_unknown_collection_raises_from_the_awaited_path(
-    pipeline: RetrievalPipeline, path: str
-) -> None:
+def test_unknown_collection_raises_from_the_awaited_path(pipeline: RetrievalPipeline) -> None:
     missing = replace(request(QUESTIONS[0], RetrievalMode.HYBRID), collection="nope")
-    (outcome,) = run_async(pipeline, [missing], path)
+    (outcome,) = run_async(pipeline, [missing])
     assert type(outcome).__name__ == "NotFound"
     assert str(outcome).startswith("collection 'nope' does not exist")
 
 
 def test_awaited_path_through_the_embedding_cache_reports_hits(
-    pipeline: RetrievalPipeline, batched: MicroBatchingEmbedder, path: str
+    pipeline: RetrievalPipeline, batched: MicroBatchingEmbedder
 ) -> None:
     cache = QueryEmbeddingCache(batched)
     cached = RetrievalPipeline(pipeline._catalog, cache, ThreadPoolExecutor(2))
-    first = run_async(cached, [request(QUESTIONS[0], RetrievalMode.HYBRID)], path)[0]
-    again = run_async(cached, [request(QUESTIONS[0], RetrievalMode.HYBRID)], path)[0]
+    first = run_async(cached, [request(QUESTIONS[0], RetrievalMode.HYBRID)])[0]
+    again = run_async(cached, [request(QUESTIONS[0], RetrievalMode.HYBRID)])[0]
     assert (first.embedding_cache_hit, again.embedding_cache_hit) == (False, True)
     assert comparable(first) == comparable(again)
 
 
 def test_closed_batcher_falls_back_to_bm25_with_a_warning(
-    embedder: SentenceTransformerEmbedder, pipeline: RetrievalPipeline, path: str
+    embedder: SentenceTransformerEmbedder, pipeline: RetrievalPipeline
 ) -> None:
     closed = MicroBatchingEmbedder(embedder)
     closed.close()
     degraded = RetrievalPipeline(pipeline._catalog, closed, ThreadPoolExecutor(2))
-    (result,) = run_async(degraded, [request(QUESTIONS[0], RetrievalMode.HYBRID)], path)
+    (result,) = run_async(degraded, [request(QUESTIONS[0], RetrievalMode.HYBRID)])
     assert result.mode is RetrievalMode.LEXICAL and result.hits
     assert result.warnings == (EMBEDDER_FAILED.format(reason="RuntimeError"),)

@@ -10,7 +10,6 @@ import torch
 
 from core.cache.lru_ttl import CacheStats
 from core.cache.query_embedding_cache import QueryEmbeddingCache
-from core.embed.micro_batcher import MicroBatchingEmbedder
 from core.embed.protocol import Embedder
 from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder
 
@@ -272,44 +271,3 @@ def test_a_renamed_model_behind_the_same_cache_gets_new_keys(counting: CountingE
     counting.model_name = "reloaded-weights"  # the inner embedder now runs another model
     assert cache.embed_queries_with_hits(["reload me"])[1] == [False]
     assert counting.query_batches == [["reload me"], ["reload me"]]
-
-
-def test_future_path_embeds_misses_through_the_batcher_and_matches_the_blocking_path(
-    counting: CountingEmbedder, embedder: SentenceTransformerEmbedder
-) -> None:
-    batched = MicroBatchingEmbedder(counting, max_batch=16, max_wait_ms=1.0)
-    try:
-        cache = QueryEmbeddingCache(batched, ttl_s=30.0, max_entries=100)
-        cache.embed_queries(["alpha query"])
-        counting.query_batches.clear()
-        texts = ["alpha query", "beta query", "alpha query"]
-        vectors, hits = cache.embed_queries_with_hits_future(texts).result(timeout=60)
-        assert hits == [True, False, True]
-        assert counting.query_batches == [["beta query"]]
-        np.testing.assert_allclose(vectors, embedder.embed_queries(texts), rtol=0, atol=1e-6)
-        again = cache.embed_queries_with_hits_future(texts)
-        assert again.done() and again.result()[1] == [True, True, True]  # no batch needed
-    finally:
-        batched.close()
-
-
-def test_a_closed_batcher_raises_and_a_cancelled_future_never_reaches_the_model(
-    counting: CountingEmbedder,
-) -> None:
-    batched = MicroBatchingEmbedder(counting, max_batch=16, max_wait_ms=1.0)
-    batched.close()  # nothing is embedded any more: a new request fails, none stays queued
-    cache = QueryEmbeddingCache(batched, ttl_s=30.0, max_entries=100)
-    with pytest.raises(RuntimeError, match="the query micro-batcher is closed"):
-        cache.embed_queries_with_hits_future(["gamma query"])
-    open_batcher = MicroBatchingEmbedder(counting, max_batch=16, max_wait_ms=1.0)
-    try:
-        cache = QueryEmbeddingCache(open_batcher, ttl_s=30.0, max_entries=100)
-        with open_batcher._condition:  # the batch thread cannot take the request meanwhile
-            future = cache.embed_queries_with_hits_future(["delta query"])
-            assert future.cancel()
-        assert future.cancelled()
-    finally:
-        open_batcher.close()  # joins the batch thread: it skipped the cancelled request
-    assert counting.query_batches == []
-    assert open_batcher.stats().texts == 0
-    assert cache.stats().entries == 0
