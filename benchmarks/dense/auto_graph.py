@@ -43,6 +43,9 @@ from typing import Any
 import faiss
 import numpy as np
 
+from benchmarks.embed.question_sets import SETS as LABELLED_SETS
+from benchmarks.ghz.faq_index import DEFAULT_CACHE
+
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
 NAME = "auto_graph"
@@ -50,18 +53,19 @@ K = 50
 SIZES = (2_000, 5_000, 10_000, None)
 EF_CONSTRUCTION = (80, 200)
 EF_SEARCH = (64, 100, 150, 200, 256, 400)
-SETS = {
-    "python": Path("/work/shared/data/python-faq"),
-    "perl": ROOT / "benchmarks" / "data" / "perl-faq",
-    "r": ROOT / "benchmarks" / "data" / "r-faq",
-}
+SETS = {short: LABELLED_SETS[f"{short}-faq"] for short in ("python", "perl", "r")}
+"""The labelled sets by the short names `--sets` takes (`benchmarks/embed/question_sets.py`)."""
 LABELS = ("default", "dense")
 
 
 def newest_index_dir() -> Path:
+    """The newest whole-corpus python-faq index `benchmarks/ghz/faq_index.py` cached (its
+    $GW_BENCH_CACHE); build one with `python -m benchmarks.ghz.faq_index` first."""
     found = sorted(
-        Path("/work/cache/loadbench/indexes").glob("python-faq-*_all_*"),
-        key=lambda p: p.stat().st_mtime,
+        (DEFAULT_CACHE / "indexes").glob("python-faq-*_all_*"), key=lambda p: p.stat().st_mtime
+    )
+    assert found, (
+        f"no python-faq index under {DEFAULT_CACHE}: run python -m benchmarks.ghz.faq_index"
     )
     return found[-1]
 
@@ -86,12 +90,10 @@ def question_vectors(dataset: Path) -> np.ndarray:
         SentenceTransformerEmbedder,
         default_model_path,
     )
+    from core.eval.beir import load_beir
     from core.retrieve.query_text import normalize_query
 
-    with (dataset / "queries.jsonl").open(encoding="utf-8") as lines:
-        texts = [
-            normalize_query(json.loads(line)["text"], 100_000) for line in lines if line.strip()
-        ]
+    texts = [normalize_query(text, 100_000) for text in load_beir(dataset).queries.values()]
     embedder = SentenceTransformerEmbedder(str(default_model_path()), "cpu", 32)
     return embedder.embed_queries(texts)
 
@@ -108,6 +110,7 @@ def per_query_ms(index: faiss.Index, queries: np.ndarray, params: Any = None) ->
 
 
 def recall(found: np.ndarray, exact: np.ndarray, depth: int) -> float:
+    """Mean fraction of the exact top-`depth` found in the top `depth`."""
     hits = [
         len(set(a[:depth].tolist()) & set(b[:depth].tolist()))
         for a, b in zip(found, exact, strict=True)

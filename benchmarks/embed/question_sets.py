@@ -3,19 +3,20 @@ query vectors (`length_groups.py`, `int8_query_variants.py`)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from benchmarks.ghz.faq_index import DEFAULT_DATASET
 from core.eval.beir import load_beir
 
 ROOT = Path(__file__).resolve().parents[2]
 SETS = {
-    "python-faq": Path(os.environ.get("PYTHON_FAQ_DIR", "/work/shared/data/python-faq")),
+    "python-faq": DEFAULT_DATASET,
     "perl-faq": ROOT / "benchmarks" / "data" / "perl-faq",
     "r-faq": ROOT / "benchmarks" / "data" / "r-faq",
 }
-"""Labelled set directories by name (python-faq from $PYTHON_FAQ_DIR when set)."""
+"""Labelled set directories by name (python-faq: $PYTHON_FAQ_DIR, else shared/ beside the
+checkout, as `benchmarks/ghz/faq_index.py` finds it)."""
 
 
 def questions(names: Iterable[str]) -> list[str]:
