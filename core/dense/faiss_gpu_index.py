@@ -25,7 +25,7 @@ import numpy.typing as npt
 
 from core.dense.exact import empty_results, finalise
 from core.dense.faiss_index import FaissIndex
-from core.dense.spec import DenseIndexSpec, DenseKind
+from core.dense.spec import DenseIndexSpec
 
 FloatArray = npt.NDArray[np.float32]
 IdArray = npt.NDArray[np.int64]
@@ -56,7 +56,7 @@ class FaissGpuIndex:
     """A `DenseIndex` whose searches run on a FAISS GPU copy of a CPU `FaissIndex`."""
 
     def __init__(self, cpu: FaissIndex, copy_to_device: DeviceCopier, device: str) -> None:
-        if cpu.spec.dense_kind is DenseKind.HNSW or cpu.structure == "hnsw":
+        if cpu.structure == "hnsw":  # kind "hnsw", or an "auto" index grown into a graph
             raise ValueError('FAISS has no GPU HNSW; use kind "flat" or "ivf_flat" on a GPU')
         self._cpu = cpu
         self._copy_to_device = copy_to_device
