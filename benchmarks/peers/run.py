@@ -6,7 +6,8 @@ Run from the repository root: python -m benchmarks.peers.run [--quick] [--data-d
 
 The peers run in their own virtualenv (peers_venv.py; pinned in requirements.txt), driven by
 peer_driver.py; groundwire runs as `groundwire serve` on the cached index of benchmarks/ghz
-(caches off) and is driven over gRPC by the Python client with the same load_driver.
+(caches off) and is driven over gRPC by the Python client with the same load_driver, and by ghz
+with the same requests (ghz_load.py).
 Writes results/peers{,-quick}.{md,json}.
 """
 
@@ -30,6 +31,7 @@ from benchmarks.ghz.faq_index import (
     subset_ids,
 )
 from benchmarks.ghz.machine import machine_record, uptime
+from benchmarks.peers.ghz_load import ghz_load, ghz_tools
 from benchmarks.peers.groundwire_system import groundwire_ingest, groundwire_search
 from benchmarks.peers.load_driver import load_qrels, load_queries, measure
 from benchmarks.peers.peers_table import markdown
@@ -98,12 +100,14 @@ def run_peers(
 def run_groundwire(
     args: argparse.Namespace, index_dir: Path, collection: str, work: Path, duration: float
 ) -> list[dict[str, Any]]:
-    """groundwire serve on a copy of the cached index; dense and default Retrieve, then ingest."""
+    """groundwire serve on a copy of the cached index: ingest, then dense and default Retrieve,
+    each driven by the Python client and then by ghz."""
     queries, qrels = load_queries(args.dataset), load_qrels(args.dataset)
     threads = [int(n) for n in args.threads.split(",")]
     data_dir = work / "groundwire"
     shutil.copytree(index_dir, data_dir)
     env = {**SERVER_ENV, "GROUNDWIRE_SERVER__PROCESSES": str(args.processes)}
+    tools = ghz_tools(args.data_dir, work)
     server = ServeSubprocess.start(data_dir, work / "server.log", env, 600)
     rows = []
     try:
@@ -116,6 +120,19 @@ def run_groundwire(
                 row.update(measure(search, queries, qrels, threads, duration, server.process.pid))
                 rows.append(row)
                 print(json.dumps(row), file=sys.stderr)
+            print(f"measuring groundwire-{mode} with ghz", file=sys.stderr)
+            load = ghz_load(
+                tools,
+                server.target,
+                args.dataset,
+                collection,
+                mode,
+                threads,
+                duration,
+                server.process.pid,
+            )
+            rows.append({**row, "system": f"groundwire-{mode} (ghz)", "load": load})
+            print(json.dumps(rows[-1]), file=sys.stderr)
     finally:
         server.stop()
     return rows

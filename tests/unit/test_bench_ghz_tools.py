@@ -127,6 +127,8 @@ def test_request_files_cycle_every_question_per_workload(tmp_path: Path) -> None
         "hybrid": {"mode": "RETRIEVAL_MODE_DENSE"},
     }
     assert "hybrid" not in default[0]
+    one_each = requests_for(by_name["retrieve-default"], questions, "python-faq", 10, 1)
+    assert one_each[0] == {**default[0], "maxHitsPerDocument": 1}
     assert answer[5] == {"retrieve": default[5]}
     assert (
         by_name["answer-extractive"].call == ANSWER and by_name["retrieve-dense"].call == RETRIEVE

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 
 from benchmarks.peers.load_driver import percentile, recall_mrr, throughput
@@ -41,6 +42,19 @@ def test_throughput_runs_every_thread_and_counts_errors() -> None:
     assert result["errors"] > 0
     assert result["calls"] > 0  # the "good" half
     assert result["p50_ms"] is not None and result["p50_ms"] <= result["p99_ms"]
+
+
+def test_throughput_reports_the_cores_its_own_process_kept_busy() -> None:
+    def spin(text: str) -> Sequence[str]:
+        deadline = time.process_time() + 0.005
+        while time.process_time() < deadline:
+            pass
+        return [text]
+
+    busy = throughput(spin, ["q"], threads=1, duration_s=0.3)["driver_cores_busy"]
+    idle = throughput(lambda text: time.sleep(0.005) or [text], ["q"], 1, 0.3)
+    assert 0.5 < busy <= 2.5  # one thread spinning: about one core (the machine has two)
+    assert idle["driver_cores_busy"] < busy
 
 
 def test_throughput_with_a_search_that_always_fails_has_no_latencies() -> None:
