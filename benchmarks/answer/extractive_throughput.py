@@ -39,6 +39,7 @@ from typing import Any
 
 from benchmarks.answer.extractive_quality import Quality, agreement, judge
 from benchmarks.answer.faq_answer_sets import DEFAULT_DATA, AnswerSet, ensure_indexed, load_sets
+from benchmarks.ghz.machine import uptime
 from tests.serve_subprocess import ServeSubprocess
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,11 +47,6 @@ RESULTS = ROOT / "benchmarks" / "results"
 SCORINGS = ("all", "shortlist", "lexical")
 STREAMS = (1, 8)
 TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def uptime() -> str:
-    """The load averages as `uptime` prints them."""
-    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
 def cpu_seconds(pid: int) -> float:
