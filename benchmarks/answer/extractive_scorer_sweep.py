@@ -37,7 +37,7 @@ from benchmarks.answer.extractive_shortlist_sweep import (
     document_of,
     pick,
 )
-from benchmarks.answer.faq_answer_sets import load_sets
+from benchmarks.answer.faq_answer_sets import DEFAULT_DATA, SENTENCE_CACHE, load_sets
 from core.answer.sentence_candidates import SentenceCandidate, sentence_candidates
 from core.answer.sentence_prefilter import prefilter_scores
 from core.catalog.catalog import CollectionCatalog
@@ -170,9 +170,11 @@ def sweep(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--data-dir", type=Path, default=Path("/work/cache/extractive/answer-data"))
     parser.add_argument(
-        "--cache", type=Path, default=Path("/work/cache/extractive/sentences.sqlite")
+        "--data-dir", type=Path, default=DEFAULT_DATA, help="indexed sets (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--cache", type=Path, default=SENTENCE_CACHE, help="sentence vectors (default: %(default)s)"
     )
     parser.add_argument("--distractors", type=int, default=300)
     parser.add_argument("--queries", type=int, default=100, help="per set; 0: all")

@@ -1,16 +1,17 @@
 """Which sentences to embed: the extractive shortlist's size and weights, against embedding all.
 
 Run (with no server using the data dir):
-  python benchmarks/answer/extractive_shortlist_sweep.py [--data-dir DIR] [--tune pyfaq]
+  python -m benchmarks.answer.extractive_shortlist_sweep [--data-dir DIR] [--tune pyfaq]
 
 Opens the collections `extractive_throughput.py` indexed (the FAQ sets with distractors), builds
 each question's Answer context in-process exactly as AnswerService does (default request: hybrid,
-top_k 10, 2,000-token budget), and ranks its candidate sentences the way ExtractiveGenerator
-does: cosine to the question over every sentence ("all", the scorer before issue #16) or over a
-`sentence_prefilter` shortlist of N. Sentence vectors come from a SQLite cache under
-/work/cache/extractive (MiniLM embeds queries and documents alike, so one vector per sentence
-serves both). Quality as in `extractive_quality.py`: first sentence from the relevant section,
-any sentence from it, and the share of first sentences identical to "all"'s. Writes
+top_k 10, 2,000-token budget), and ranks its candidate sentences the way ExtractiveGenerator does:
+cosine to the question over every sentence ("all", the scorer before issue #16) or over a
+`sentence_prefilter` shortlist of N. Sentence vectors come from a SQLite cache, `--cache` (default
+`extractive/sentences.sqlite` of $GW_BENCH_CACHE, else ~/.cache/groundwire-bench; MiniLM embeds
+queries and documents alike, so one vector per sentence serves both). Quality as in
+`extractive_quality.py`: first sentence from the relevant section, any sentence from it, and the
+share of first sentences identical to "all"'s. Writes
 benchmarks/results/extractive_shortlist_sweep.{json,md}.
 """
 
@@ -24,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.answer.faq_answer_sets import load_sets
+from benchmarks.answer.faq_answer_sets import DEFAULT_DATA, SENTENCE_CACHE, load_sets
 from core.answer.extractive_generator import DUPLICATE_SIMILARITY
 from core.answer.protocol import ContextPassage
 from core.answer.sentence_candidates import SentenceCandidate, sentence_candidates
@@ -140,9 +141,11 @@ def configs() -> list[tuple[str, int | None, float, float]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--data-dir", type=Path, default=Path("/work/cache/extractive/answer-data"))
     parser.add_argument(
-        "--cache", type=Path, default=Path("/work/cache/extractive/sentences.sqlite")
+        "--data-dir", type=Path, default=DEFAULT_DATA, help="indexed sets (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--cache", type=Path, default=SENTENCE_CACHE, help="sentence vectors (default: %(default)s)"
     )
     parser.add_argument("--distractors", type=int, default=300)
     parser.add_argument("--queries", type=int, default=100, help="per set; 0: all")

@@ -2,7 +2,7 @@
 against this one's sentence scorings, in one run.
 
 Run from the repository root: python -m benchmarks.answer.extractive_throughput
-    [--baseline-tree /work/main] [--scorings lexical shortlist all] [--quality-queries N]
+    [--baseline-tree ../main] [--scorings lexical shortlist all] [--quality-queries N]
     [--seconds S] [--rounds R] [--profile DIR]
 
 One `groundwire serve` per variant, all started at once, each on its own copy of the indexed data
@@ -38,20 +38,15 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.answer.extractive_quality import Quality, agreement, judge
-from benchmarks.answer.faq_answer_sets import AnswerSet, ensure_indexed, load_sets
+from benchmarks.answer.faq_answer_sets import DEFAULT_DATA, AnswerSet, ensure_indexed, load_sets
+from benchmarks.ghz.machine import uptime
 from tests.serve_subprocess import ServeSubprocess
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
-DEFAULT_DATA = Path("/work/cache/extractive/answer-data")
 SCORINGS = ("all", "shortlist", "lexical")
 STREAMS = (1, 8)
 TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def uptime() -> str:
-    """The load averages as `uptime` prints them."""
-    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
 def cpu_seconds(pid: int) -> float:
@@ -346,7 +341,9 @@ def write_results(results: dict[str, Any], meta: dict[str, Any]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA)
+    parser.add_argument(
+        "--data-dir", type=Path, default=DEFAULT_DATA, help="indexed sets (default: %(default)s)"
+    )
     parser.add_argument("--distractors", type=int, default=300)
     parser.add_argument("--quality-queries", type=int, default=100, help="per set; 0: all")
     parser.add_argument("--seconds", type=float, default=30.0, help="per load row")
@@ -359,7 +356,7 @@ def main() -> None:
     parser.add_argument(
         "--baseline-tree",
         type=Path,
-        help="also serve this checkout's code at its defaults (variant `main`), e.g. /work/main",
+        help="also serve this checkout's code at its defaults (variant `main`), e.g. ../main",
     )
     args = parser.parse_args()
     args.data_dir.mkdir(parents=True, exist_ok=True)

@@ -2,19 +2,26 @@
 
 Each set is the FAQ pages of a BEIR data set (python-faq: ids under `faq/`; perl-faq: `perlfaq`)
 plus `distractors` other sections drawn at random (seed 0), in a collection of its own. The data
-dir lives outside the repository (default /work/cache/extractive/answer-data) and is reused by
-later runs: a collection already holding every document is not indexed again.
+dir lives outside the repository (default `extractive/answer-data` of the benchmark cache,
+$GW_BENCH_CACHE, else ~/.cache/groundwire-bench) and is reused by later runs: a collection
+already holding every document is not indexed again. The sets' directories are the ones
+`benchmarks/embed/question_sets.py` knows.
 """
 
 from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
+from benchmarks.embed.question_sets import SETS as LABELLED_SETS
+from benchmarks.ghz.faq_index import DEFAULT_CACHE
 from core.eval.beir import BeirDataset, load_beir, subset
 
-ROOT = Path(__file__).resolve().parents[2]
+CACHE = DEFAULT_CACHE / "extractive"
+DEFAULT_DATA = CACHE / "answer-data"
+"""The indexed data dir the extractive benchmarks share (`--data-dir`)."""
+SENTENCE_CACHE = CACHE / "sentences.sqlite"
+"""Sentence vectors of the in-process sweeps (`--cache`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,8 +42,8 @@ class AnswerSet:
 
 
 SETS = {
-    "pyfaq": (Path("/work/shared/data/python-faq"), "faq/"),
-    "perlfaq": (ROOT / "benchmarks" / "data" / "perl-faq", "perlfaq"),
+    "pyfaq": (LABELLED_SETS["python-faq"], "faq/"),
+    "perlfaq": (LABELLED_SETS["perl-faq"], "perlfaq"),
 }
 
 

@@ -7,12 +7,13 @@ Run from the repository root (PYTHONPATH=.:clients/python):
   python -m benchmarks.dense.auto_graph report  (the markdown of what cost/quality recorded)
 
 cost: the python-faq chunk vectors of a built whole-corpus index (benchmarks/ghz/faq_index.py;
---index-dir is its data directory, default the newest under /work/cache/loadbench/indexes) and the
-172 python-faq questions embedded with the bundled model. For the first 2k / 5k / 10k vectors and
-all of them: single-thread ms per single-query search at k 50 (what a default Retrieve asks the
-dense retriever for) of FAISS flat and of HNSW (M 32, efConstruction 80 and 200) at several
-efSearch, with recall@50 and recall@10 of the graph against the exact top-k. This is what the
-"auto" threshold and the graph's candidate list are chosen by (core/dense/spec.py).
+--index-dir is its data directory, default the newest under `indexes/` of its cache,
+$GW_BENCH_CACHE, else ~/.cache/groundwire-bench) and the 172 python-faq questions embedded with the
+bundled model. For the first 2k / 5k / 10k vectors and all of them: single-thread ms per
+single-query search at k 50 (what a default Retrieve asks the dense retriever for) of FAISS flat
+and of HNSW (M 32, efConstruction 80 and 200) at several efSearch, with recall@50 and recall@10 of
+the graph against the exact top-k. This is what the "auto" threshold and the graph's candidate list
+are chosen by (core/dense/spec.py).
 
 engine: groundwire's own `FaissIndex` over every python-faq vector, kind "flat" against the default
 spec ("auto", past its threshold: a graph searched with `ef_search_for(50)`), the same single-query
@@ -316,8 +317,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("part", choices=("cost", "engine", "quality", "report"))
     parser.add_argument("--index-dir", type=Path, default=None)
-    parser.add_argument("--embedding-cache", type=Path, default=Path("/work/cache/lead/emb.sqlite"))
-    parser.add_argument("--onnx-cache", type=Path, default=Path("/work/cache/loadbench/models"))
+    parser.add_argument(
+        "--embedding-cache",
+        type=Path,
+        default=DEFAULT_CACHE / "lead" / "emb.sqlite",
+        help="document vectors (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--onnx-cache",
+        type=Path,
+        default=DEFAULT_CACHE / "models",
+        help="ONNX builds (default: %(default)s)",
+    )
     parser.add_argument("--sets", default="python,perl,r")
     parser.add_argument("--name", default=NAME)
     args = parser.parse_args()

@@ -37,7 +37,7 @@ import faiss
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from benchmarks.ghz.faq_index import COLLECTION, DEFAULT_DATASET, ensure_index
+from benchmarks.ghz.faq_index import COLLECTION, DEFAULT_CACHE, DEFAULT_DATASET, ensure_index
 from benchmarks.ghz.machine import uptime
 from benchmarks.ghz.request_files import load_questions
 from core.dense import faiss_threads
@@ -123,7 +123,7 @@ def main() -> None:
     args = parser.parse_args()
     dense_dir = args.dense_dir
     if dense_dir is None:
-        data, _ = ensure_index(DEFAULT_DATASET, Path(os.environ.get("GW_BENCH_CACHE", ".")), None)
+        data, _ = ensure_index(DEFAULT_DATASET, DEFAULT_CACHE, None)
         dense_dir = data / "tenants" / "default" / COLLECTION / "dense"
     loaded = FaissIndex.load(dense_dir)
     assert loaded is not None, f"no dense index under {dense_dir}"

@@ -33,6 +33,7 @@ import numpy as np
 
 from benchmarks.embed.question_sets import SETS
 from benchmarks.embed.question_sets import questions as labelled_questions
+from benchmarks.ghz.faq_index import DEFAULT_CACHE
 from core.embed.model_runtime import ModelRuntime
 from core.embed.onnx_build import cache_root, load_onnx_embedder, variant_dir
 from core.embed.onnx_embedder import OnnxEmbedder, OnnxModelSpec
@@ -167,7 +168,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--onnx-cache", default="")
-    parser.add_argument("--work-dir", type=Path, default=Path("/work/cache/int8q/variants"))
+    parser.add_argument(
+        "--work-dir",
+        type=Path,
+        default=DEFAULT_CACHE / "int8q" / "variants",
+        help="quantised variants (default: %(default)s)",
+    )
     parser.add_argument("--sets", default=",".join(SETS))
     parser.add_argument("--variants", default="", help="names, '|'-separated (default: all)")
     args = parser.parse_args()

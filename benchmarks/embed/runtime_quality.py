@@ -4,19 +4,19 @@ Run from the repository root:
     python -m benchmarks.embed.runtime_quality [--full] [--cache-dir DIR] [--embedding-cache FILE]
         [--query-model NAME=FILE.onnx ...]
 
-For python-faq (/work/shared/data/python-faq, or $PYTHON_FAQ_DIR), perl-faq
-(benchmarks/data/perl-faq) and r-faq (benchmarks/data/r-faq) the real pipeline indexes the set
-once per document runtime (`core.eval.runner.index_dataset`, section vectors as configured by
-default, no whole-section baseline) and scores the server default (hybrid, weighted fusion,
-default section weight) and dense mode, MRR@10 and Recall@10, for every query runtime that reads
-that index: "torch", "onnx" and "onnx-int8" (documents and queries alike), "auto" (the server
-default on a CPU: documents by torch, queries by onnx fp32, `SplitRuntimeEmbedder`; "torch index,
-int8 queries" is `model.runtime = "auto-int8"`), "torch
+For python-faq ($PYTHON_FAQ_DIR, else shared/data/python-faq beside the checkout), perl-faq
+(benchmarks/data/perl-faq) and r-faq (benchmarks/data/r-faq), as `question_sets.py` finds them, the
+real pipeline indexes the set once per document runtime (`core.eval.runner.index_dataset`, section
+vectors as configured by default, no whole-section baseline) and scores the server default (hybrid,
+weighted fusion, default section weight) and dense mode, MRR@10 and Recall@10, for every query
+runtime that reads that index: "torch", "onnx" and "onnx-int8" (documents and queries alike),
+"auto" (the server default on a CPU: documents by torch, queries by onnx fp32,
+`SplitRuntimeEmbedder`; "torch index, int8 queries" is `model.runtime = "auto-int8"`), "torch
 index, int8 queries" (the torch-indexed collection queried with onnx-int8 vectors) and, for each
 `--query-model NAME=FILE`, "torch index, NAME queries": the same torch index queried by that ONNX
 file (e.g. a quantisation variant from benchmarks/embed/int8_query_variants.py). Runtimes that
-share a document runtime share its index. `--runtimes` picks from torch, auto, onnx, onnx-int8
-(the "torch index, int8 queries" row comes with onnx-int8); `--datasets` from the sets above.
+share a document runtime share its index. `--runtimes` picks from torch, auto, onnx, onnx-int8 (the
+"torch index, int8 queries" row comes with onnx-int8); `--datasets` from the sets above.
 Without --full, subsets with distractors (`--subset faq/ --distractors 300` and `--subset
 perlfaq --distractors 300`; r-faq always whole, as in granularity_sweep.md).
 Document vectors are cached in SQLite (`--embedding-cache`, default --cache-dir/eval-vectors.sqlite;
@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import subprocess
 import tempfile
@@ -41,6 +40,8 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.embed.question_sets import SETS
+from benchmarks.ghz.faq_index import DEFAULT_CACHE
 from core.catalog.catalog import CollectionCatalog
 from core.catalog.collection_config import CollectionConfig
 from core.embed.cached_embedder import CachedEmbedder
@@ -65,12 +66,9 @@ from server.settings import Settings
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
 DATASETS = {
-    "python-faq": (
-        Path(os.environ.get("PYTHON_FAQ_DIR", "/work/shared/data/python-faq")),
-        "faq/",
-    ),
-    "perl-faq": (ROOT / "benchmarks" / "data" / "perl-faq", "perlfaq"),
-    "r-faq": (ROOT / "benchmarks" / "data" / "r-faq", None),
+    "python-faq": (SETS["python-faq"], "faq/"),
+    "perl-faq": (SETS["perl-faq"], "perlfaq"),
+    "r-faq": (SETS["r-faq"], None),
 }
 DISTRACTORS = 300
 CROSS = "torch index, int8 queries"
@@ -184,7 +182,12 @@ def query_model(path: Path, like: OnnxEmbedder, build: Path, threads: int) -> On
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--full", action="store_true", help="whole corpora, no subsets")
-    parser.add_argument("--cache-dir", type=Path, default=Path("/work/cache/onnx"))
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=DEFAULT_CACHE / "onnx",
+        help="ONNX builds (under models/) and vectors (default: %(default)s)",
+    )
     parser.add_argument("--embedding-cache", type=Path, default=None)
     parser.add_argument("--onnx-threads", type=int, default=0)
     parser.add_argument("--runtimes", default="torch,onnx,onnx-int8", help="comma-separated")

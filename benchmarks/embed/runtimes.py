@@ -3,13 +3,14 @@
 Run from the repository root:
     python -m benchmarks.embed.runtimes [--onnx-cache DIR] [--scale 1.0]
 
-Texts: python-faq's real queries ($PYTHON_FAQ_DIR, default /work/shared/data/python-faq) and
-passages of exactly 200 tokens cut from its corpus (the server's chunk size). For each text kind
-and batch size 1, 8 and 32 the runtimes take turns, one batch each per round (so machine load
-falls on all of them alike), each round on the next texts; the table gives the median ms per batch
-and texts/s from it. onnx-int8 runs twice: onnxruntime's default threads (one per core) and one
-thread, to show whether `model.onnx_threads` matters. Cosine vs torch: every query and passage used,
-embedded by each runtime in batches of 32, min and mean. `uptime` is recorded before and after.
+Texts: python-faq's real queries ($PYTHON_FAQ_DIR, else shared/data/python-faq beside the checkout,
+as `benchmarks/ghz/faq_index.py` finds it) and passages of exactly 200 tokens cut from its corpus
+(the server's chunk size). For each text kind and batch size 1, 8 and 32 the runtimes take turns,
+one batch each per round (so machine load falls on all of them alike), each round on the next
+texts; the table gives the median ms per batch and texts/s from it. onnx-int8 runs twice:
+onnxruntime's default threads (one per core) and one thread, to show whether `model.onnx_threads`
+matters. Cosine vs torch: every query and passage used, embedded by each runtime in batches of 32,
+min and mean. `uptime` is recorded before and after.
 Writes benchmarks/results/embed_runtimes.{json,md}.
 """
 
@@ -30,6 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from benchmarks.ghz.faq_index import DEFAULT_CACHE, DEFAULT_DATASET
 from core.embed.model_runtime import ModelRuntime
 from core.embed.onnx_build import load_onnx_embedder
 from core.embed.protocol import Embedder
@@ -38,7 +40,6 @@ from core.eval.beir import load_beir
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
-CORPUS = Path(os.environ.get("PYTHON_FAQ_DIR", "/work/shared/data/python-faq"))
 PASSAGE_TOKENS = 200
 BATCHES = (1, 8, 32)
 ROUNDS = {("query", 1): 40, ("query", 8): 12, ("query", 32): 6}
@@ -66,7 +67,12 @@ def timed(embed: Callable[[Sequence[str]], Any], texts: Sequence[str]) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--onnx-cache", type=Path, default=Path("/work/cache/onnx/models"))
+    parser.add_argument(
+        "--onnx-cache",
+        type=Path,
+        default=DEFAULT_CACHE / "onnx" / "models",
+        help="ONNX builds (default: %(default)s)",
+    )
     parser.add_argument("--scale", type=float, default=1.0, help="multiply the rounds")
     args = parser.parse_args()
     uptime_before = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
@@ -79,7 +85,7 @@ def main() -> None:
         ("onnx int8, 1 thread", ModelRuntime.ONNX_INT8, 1),
     ):
         runtimes[label] = load_onnx_embedder(Path(model), args.onnx_cache, runtime, threads=threads)
-    dataset = load_beir(CORPUS)
+    dataset = load_beir(DEFAULT_DATASET)
     queries = list(dataset.queries.values())
     texts = {
         "query": queries,

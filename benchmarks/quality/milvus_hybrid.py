@@ -2,7 +2,8 @@
 groundwire's fusion over Milvus dense + BM25 results? Quality and latency on one python-faq
 subset, side by side in one run.
 
-Run: .venv/bin/python benchmarks/quality/milvus_hybrid.py [--distractors N]
+Run from the repository root: .venv/bin/python -m benchmarks.quality.milvus_hybrid
+    [--dataset DIR] [--distractors N] [--embedding-cache FILE]
 Indexes the faq sections plus N random other sections into a milvus-lite database through the
 real indexer and `storage.backend = "milvus"` collection (embeddings cached on disk), then per
 query: dense top-100 and BM25 top-100 (the keyword query the pipeline sends) fused by
@@ -25,6 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from benchmarks.ghz.faq_index import DEFAULT_CACHE, DEFAULT_DATASET
 from core.catalog.catalog import DEFAULT_TENANT, CollectionCatalog
 from core.catalog.collection_config import CollectionConfig
 from core.embed.cached_embedder import CachedEmbedder
@@ -43,8 +45,7 @@ from core.retrieve.query_text import normalize_query
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
-DATASET = ROOT.parent.parent / "shared" / "data" / "python-faq"
-CACHE = Path("/work/cache/milvus/python-faq-embeddings.sqlite3")
+CACHE = DEFAULT_CACHE / "milvus" / "python-faq-embeddings.sqlite3"
 DEPTH = 100
 Ranking = list[tuple[int, float]]
 
@@ -64,7 +65,7 @@ def _timed(run: Callable[[Any, str], Ranking], vector: Any, text: str) -> tuple[
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--dataset", type=Path, default=Path("/work/shared/data/python-faq"))
+    parser.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
     parser.add_argument("--distractors", type=int, default=300)
     parser.add_argument("--embedding-cache", type=Path, default=CACHE)
     parser.add_argument("--queries", type=int, default=0, help="first N queries (0 = all)")

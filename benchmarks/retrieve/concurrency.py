@@ -3,16 +3,18 @@
 Run from the repository root: .venv/bin/python -m benchmarks.retrieve.concurrency
     [--sections N] [--duration S] [--concurrency 8 32] [--modes hybrid dense] [--profile]
 
-Builds (once, cached under /work/cache/batching/) a data directory holding the first N python-faq
-sections, indexed through a real server. Then, for every variant (settings given as GROUNDWIRE_*
-environment variables; "before" is the pre-#16 path with `server.await_query_embeddings = false`),
-it starts `groundwire serve` as its own process with both caches off and the metrics endpoint on,
-and drives Retrieve (top 10, python-faq questions in turn) from one grpc.aio client process at
-each concurrency. Per run: queries/s, p50/p99, the server's CPU (cores busy, from
-/proc/<pid>/stat), the embedding batch-size histogram and the model's wall time per query in its
-batch (from /metrics), beside the raw model's cost per query at the same batch sizes measured in
-this process. `--profile` records a py-spy profile of each variant at the highest concurrency and
-summarises where the server's samples go. Writes results/retrieve_concurrency.{json,md}.
+Builds (once, cached under `batching/` of the benchmark cache: $GW_BENCH_CACHE, else
+~/.cache/groundwire-bench) a data directory holding the first N python-faq sections (found as
+`benchmarks/ghz/faq_index.py` finds them), indexed through a real server. Then, for every variant
+(settings given as GROUNDWIRE_* environment variables; "before" is the pre-#16 path with
+`server.await_query_embeddings = false`), it starts `groundwire serve` as its own process with both
+caches off and the metrics endpoint on, and drives Retrieve (top 10, python-faq questions in turn)
+from one grpc.aio client process at each concurrency. Per run: queries/s, p50/p99, the server's CPU
+(cores busy, from /proc/<pid>/stat), the embedding batch-size histogram and the model's wall time
+per query in its batch (from /metrics), beside the raw model's cost per query at the same batch
+sizes measured in this process. `--profile` records a py-spy profile of each variant at the highest
+concurrency and summarises where the server's samples go. Writes
+results/retrieve_concurrency.{json,md}.
 """
 
 from __future__ import annotations
@@ -32,13 +34,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from benchmarks.ghz.faq_index import DEFAULT_CACHE, DEFAULT_DATASET
 from benchmarks.gpu.grpc_load import COLLECTION, retrieve_load
 from tests.serve_subprocess import ServeSubprocess
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
-DATASET = Path("/work/shared/data/python-faq")
-CACHE = Path("/work/cache/batching")
+CACHE = DEFAULT_CACHE / "batching"
 PY_SPY = Path(os.environ.get("PY_SPY", str(Path(sys.executable).with_name("py-spy"))))
 METRICS = re.compile(r"metrics on http://([\d.]+):(\d+)/metrics")
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -104,7 +106,7 @@ def data_dir(sections: int) -> Path:
     config = CollectionConfig(embedding_model=model.model_name, embedding_dim=model.dimension)
     collection = catalog.get_or_create(DEFAULT_TENANT, COLLECTION, config)
     indexer = Indexer(cached, config.chunk_max_tokens, max_document_bytes=1 << 30)
-    corpus = list(load_beir(DATASET).corpus.values())[:sections]
+    corpus = list(load_beir(DEFAULT_DATASET).corpus.values())[:sections]
     documents = [Document(d.doc_id, d.text, SourceType.TEXT, title=d.title) for d in corpus]
     for start in range(0, len(documents), 32):
         indexer.index(collection, documents[start : start + 32])
@@ -117,7 +119,7 @@ def data_dir(sections: int) -> Path:
 
 def queries() -> list[str]:
     """The python-faq questions."""
-    lines = (DATASET / "queries.jsonl").read_text(encoding="utf-8").splitlines()
+    lines = (DEFAULT_DATASET / "queries.jsonl").read_text(encoding="utf-8").splitlines()
     return [json.loads(line)["text"] for line in lines if line.strip()]
 
 

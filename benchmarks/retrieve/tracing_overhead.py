@@ -36,6 +36,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.util._once import Once
 
+from benchmarks.ghz.faq_index import DEFAULT_DATASET
 from core.cache.query_embedding_cache import QueryEmbeddingCache
 from core.catalog.catalog import DEFAULT_TENANT, CollectionCatalog
 from core.catalog.collection_config import CollectionConfig
@@ -52,7 +53,6 @@ from core.retrieve.request import RetrievalRequest
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
-DEFAULT_DATASET = Path("/work/shared/data/python-faq")
 COLLECTION = "tracing"
 
 
