@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.ghz.faq_index import DEFAULT_DATASET
 from core.errors import InvalidArgument
 from core.eval.beir import BeirDataset, BeirDoc, load_beir, subset
 
-PYTHON_FAQ = Path("/work/shared/data/python-faq")
+PYTHON_FAQ = DEFAULT_DATASET  # $PYTHON_FAQ_DIR, else shared/data/python-faq beside the checkout
 
 
 def write_beir(

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.ghz.cores_busy import CpuSample, cores_busy, cpu_seconds, parse_stat, tree_cpu_ticks
-from benchmarks.ghz.faq_index import code_version, subset_ids
+from benchmarks.ghz.faq_index import DEFAULT_DATASET, code_version, subset_ids
 from benchmarks.ghz.ghz_runs import Load, ghz_command
 from benchmarks.ghz.ghz_summary import summarize
 from benchmarks.ghz.request_files import (
@@ -24,7 +24,7 @@ from benchmarks.ghz.request_files import (
 )
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "ghz" / "retrieve-dense-c2-k1.json"
-PYTHON_FAQ = Path("/work/shared/data/python-faq")
+PYTHON_FAQ = DEFAULT_DATASET
 needs_faq = pytest.mark.skipif(not PYTHON_FAQ.is_dir(), reason="python-faq data set not available")
 
 
