@@ -450,6 +450,14 @@ class RetrievalPipeline:
         window = request.rerank_window if request.rerank or request.diversifies else request.top_k
         top = max(window, request.top_k)
         chunks = _hit_chunks(collection, fused, admitted, top, request.score_threshold)
+        limit = request.max_hits_per_document
+        while (
+            limit > 0
+            and len(chunks) == top  # fewer: the candidates ran out
+            and _within_limit(fused, chunks, limit) < request.top_k
+        ):  # one document's chunks crowd the window: widen it until top_k hits fit the limit
+            top *= 2
+            chunks = _hit_chunks(collection, fused, admitted, top, request.score_threshold)
         return build_hits(fused, dense, lexical, chunks, replace(request, top_k=top))
 
 
@@ -476,6 +484,21 @@ def _candidate_ids(dense: Ranking | None, lexical: Ranking | None) -> list[int]:
         for row_id, _ in ranking:
             seen.setdefault(row_id, None)
     return list(seen)
+
+
+def _within_limit(fused: Ranking, chunks: Mapping[int, Chunk], limit: int) -> int:
+    """How many of the hits `chunks` make (in `fused` order) fit `limit` hits per document: the
+    hits a per-document limit lists before any document's next one."""
+    per_document: dict[str, int] = {}
+    fitting = 0
+    for row_id, _ in fused:
+        chunk = chunks.get(row_id)
+        if chunk is None:
+            continue
+        seen = per_document.get(chunk.document_id, 0)
+        fitting += seen < limit
+        per_document[chunk.document_id] = seen + 1
+    return fitting
 
 
 def _hit_chunks(

@@ -1,0 +1,58 @@
+"""A per-document hit limit gives top_k hits within the limit even when one document's chunks fill
+the usual window of candidates (real model, real indexes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder
+from core.models import Document
+from core.retrieve.modes import RetrievalMode
+from core.retrieve.request import RetrievalRequest
+from tests.unit.pipeline_support import indexed_pipeline
+
+QUERY = "How do I copy an object in Python?"
+SECTIONS = 12  # above the window of top_k 3: 3 x 3 = 9 candidates
+
+LONG = Document(
+    "copying-guide",
+    "# Copying objects in Python\n\n"
+    + "\n\n".join(
+        f"## Copying objects, case {n}\n\nTo copy an object in Python, call copy.copy for a "
+        f"shallow copy or copy.deepcopy for a deep copy of object number {n}."
+        for n in range(1, SECTIONS + 1)
+    ),
+)
+OTHERS = [
+    Document("files", "# Files\n\nshutil.copyfile copies a file's contents to another path."),
+    Document("lists", "# Lists\n\nA slice such as items[:] makes a new list of the same items."),
+    Document("dicts", "# Dictionaries\n\ndict.copy returns a shallow copy of a dictionary."),
+    Document("strings", "# Strings\n\nStrings are immutable, so there is nothing to copy."),
+]
+
+
+def test_one_hit_per_document_reaches_past_a_crowding_document(
+    tmp_path: Path, embedder: SentenceTransformerEmbedder
+) -> None:
+    with indexed_pipeline(embedder, tmp_path, "docs", [LONG, *OTHERS]) as pipeline:
+        plain = pipeline.retrieve(
+            RetrievalRequest(query=QUERY, collection="docs", top_k=9, mode=RetrievalMode.DENSE)
+        )
+        crowded = {hit.chunk.document_id for hit in plain.hits}
+        assert crowded == {"copying-guide"}, (
+            "the guide must fill the window for this test to matter"
+        )
+        limited = pipeline.retrieve(
+            RetrievalRequest(
+                query=QUERY,
+                collection="docs",
+                top_k=3,
+                mode=RetrievalMode.DENSE,
+                max_hits_per_document=1,
+            )
+        )
+    documents = [hit.chunk.document_id for hit in limited.hits]
+    assert len(documents) == 3
+    assert len(set(documents)) == 3, documents
+    assert documents[0] == "copying-guide"
+    assert limited.hits[0].chunk.chunk_id == plain.hits[0].chunk.chunk_id
