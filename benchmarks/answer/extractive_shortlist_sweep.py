@@ -1,7 +1,8 @@
 """Which sentences to embed: the extractive shortlist's size and weights, against embedding all.
 
 Run (with no server using the data dir):
-  python -m benchmarks.answer.extractive_shortlist_sweep [--data-dir DIR] [--tune pyfaq]
+  python -m benchmarks.answer.extractive_shortlist_sweep [--data-dir DIR] [--cache FILE]
+      [--distractors N] [--queries N]
 
 Opens the collections `extractive_throughput.py` indexed (the FAQ sets with distractors), builds
 each question's Answer context in-process exactly as AnswerService does (default request: hybrid,

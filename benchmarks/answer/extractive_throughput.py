@@ -39,7 +39,7 @@ from typing import Any
 
 from benchmarks.answer.extractive_quality import Quality, agreement, judge
 from benchmarks.answer.faq_answer_sets import DEFAULT_DATA, AnswerSet, ensure_indexed, load_sets
-from benchmarks.ghz.machine import uptime
+from benchmarks.ghz.machine import git_commit, uptime
 from tests.serve_subprocess import ServeSubprocess
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -200,19 +200,6 @@ def start_server(variant: Variant, data_dir: Path) -> ServeSubprocess:
     log = data_dir.parent / f"serve-{variant.label}.log"
     with contextlib.chdir(tree):  # `python -m server` imports from its working directory first
         return ServeSubprocess.start(copy, log, env=env, timeout_s=600)
-
-
-def git_head(tree: Path) -> str:
-    """The checkout's commit (short hash, "+dirty" with uncommitted changes)."""
-    head = subprocess.run(
-        ["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-    ).stdout.strip()
-    dirty = subprocess.run(
-        ["git", "-C", str(tree), "status", "--porcelain", "--untracked-files=no"],
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    return head + ("+dirty" if dirty else "")
 
 
 def measure(
@@ -382,7 +369,7 @@ def main() -> None:
         "rounds": args.rounds,
         "quality_queries": args.quality_queries,
         "distractors": args.distractors,
-        "commits": {v.label: git_head(v.tree) for v in variants(args)},
+        "commits": {v.label: git_commit(v.tree) for v in variants(args)},
     }
     if "all" in results:
         meta["top_sentence_agreement"] = {

@@ -20,6 +20,7 @@ import json
 import math
 import os
 import platform
+import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,7 +38,10 @@ from core.dense.torch_exact import TorchExactIndex
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
-DEFAULT_DATASET = ROOT.parent / "shared" / "data" / "python-faq"
+sys.path.insert(0, str(ROOT))  # run as a file: `benchmarks` importable
+
+from benchmarks.ghz.faq_index import DEFAULT_DATASET  # noqa: E402
+
 K = 10
 EF_SEARCH = (16, 24, 32, 48, 64, 96, 128, 192, 256)
 DEFAULTS = DenseIndexSpec()
@@ -45,7 +49,12 @@ DEFAULTS = DenseIndexSpec()
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
+    parser.add_argument(
+        "--dataset",
+        type=Path,
+        default=DEFAULT_DATASET,
+        help="BEIR dir (default: $PYTHON_FAQ_DIR, else shared/data/python-faq beside the checkout)",
+    )
     parser.add_argument("--cache", type=Path, default=Path("/tmp/groundwire-ann-cache"))
     parser.add_argument("--max-passages", type=int, default=15_000)
     parser.add_argument("--held-out", type=int, default=800)

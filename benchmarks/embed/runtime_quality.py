@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import subprocess
 import tempfile
 import time
 from collections.abc import Sequence
@@ -42,6 +41,7 @@ import numpy as np
 
 from benchmarks.embed.question_sets import SETS
 from benchmarks.ghz.faq_index import DEFAULT_CACHE
+from benchmarks.ghz.machine import uptime
 from core.catalog.catalog import CollectionCatalog
 from core.catalog.collection_config import CollectionConfig
 from core.embed.cached_embedder import CachedEmbedder
@@ -204,7 +204,7 @@ def main() -> None:
         help="embed each set's queries in seeded random batches of this size (default: alone)",
     )
     args = parser.parse_args()
-    uptime_before = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    uptime_before = uptime()
     model = default_model_path()
     torch_embedder = SentenceTransformerEmbedder(model, "cpu", 32)
     wanted = args.runtimes.split(",")
@@ -266,9 +266,7 @@ def main() -> None:
                 entry[name] = {"results": results, "index_seconds_shared": seconds}
                 print(dataset_name, name, json.dumps(results), flush=True)
         report[dataset_name] = entry
-    report["uptime_after"] = subprocess.run(
-        ["uptime"], capture_output=True, text=True
-    ).stdout.strip()
+    report["uptime_after"] = uptime()
     report["date"] = datetime.now(UTC).isoformat(timespec="seconds")
     report["query_models"] = args.query_model
     report["query_batch"] = args.query_batch

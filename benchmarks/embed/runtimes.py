@@ -21,7 +21,6 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -32,6 +31,7 @@ import numpy as np
 import torch
 
 from benchmarks.ghz.faq_index import DEFAULT_CACHE, DEFAULT_DATASET
+from benchmarks.ghz.machine import uptime
 from core.embed.model_runtime import ModelRuntime
 from core.embed.onnx_build import load_onnx_embedder
 from core.embed.protocol import Embedder
@@ -75,7 +75,7 @@ def main() -> None:
     )
     parser.add_argument("--scale", type=float, default=1.0, help="multiply the rounds")
     args = parser.parse_args()
-    uptime_before = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    uptime_before = uptime()
     model = default_model_path()
     torch_embedder = SentenceTransformerEmbedder(model, "cpu", 32)
     runtimes: dict[str, Embedder] = {"torch fp32": torch_embedder}
@@ -115,7 +115,7 @@ def main() -> None:
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
         "torch_threads": torch.get_num_threads(),
         "uptime_before": uptime_before,
-        "uptime_after": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(),
+        "uptime_after": uptime(),
         "passage_tokens": PASSAGE_TOKENS,
         "timings_ms": timings,
         "cosine_vs_torch": agreement,

@@ -58,9 +58,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--processes",
         type=int,
-        default=1,
-        help="server.processes of the server (0: one per core; ghz needs --connections > 1 "
-        "to reach several); default 1",
+        default=0,
+        help="server.processes of the server (ghz needs --connections > 1 to reach several); "
+        "default 0, the server's own: one per core (results before this default used 1)",
     )
     parser.add_argument("--keep-details", action="store_true", help="keep per-call details")
     return parser.parse_args()

@@ -45,7 +45,10 @@ from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder
 from server.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
-DATASET = ROOT.parent / "shared" / "data" / "python-faq"
+sys.path.insert(0, str(ROOT))  # run as a file: `benchmarks` importable
+
+from benchmarks.ghz.faq_index import DEFAULT_DATASET  # noqa: E402
+
 DIM = 384
 
 
@@ -54,7 +57,13 @@ def main() -> None:
     parser.add_argument("--smoke", action="store_true", help="tiny sizes (CPU validation)")
     parser.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N")
     parser.add_argument("--model-path", default="", help="sentence-transformers directory")
-    parser.add_argument("--dataset", type=Path, default=DATASET, help="BEIR dir for queries/docs")
+    parser.add_argument(
+        "--dataset",
+        type=Path,
+        default=DEFAULT_DATASET,
+        help="BEIR dir for queries/docs (default: $PYTHON_FAQ_DIR, else shared/data/python-faq "
+        "beside the checkout)",
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
     parser.add_argument("--skip", nargs="*", default=[], help="section names to skip")
     parser.add_argument("--tag", default="", help="suffix of the result files' names")

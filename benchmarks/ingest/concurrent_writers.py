@@ -3,13 +3,14 @@
 Run from the repository root:
     python -m benchmarks.ingest.concurrent_writers [--sections 160] [--rounds 2] [--label NAME]
 
-The python-faq pages (about --sections sections, up to 4 per page, rendered as Markdown; see
-pages.py) are upserted into a fresh collection of one `groundwire serve` process (CPU) by W
-concurrent gRPC clients, each streaming its own share of the pages in messages of BATCH
-documents. W = 1 and W = 4 alternate for --rounds rounds (a new collection each time) after a
-warm-up upsert. chunks/s = chunks the server reports written / wall time from the first send to
-the last reply. Prints a table and writes benchmarks/results/concurrent_writers[-LABEL].{json,md}
-(a label keeps runs of another code version, e.g. the baseline, beside this one).
+The python-faq pages ($PYTHON_FAQ_DIR, else shared/data/python-faq beside the checkout; about
+--sections sections, up to 4 per page, rendered as Markdown; see pages.py) are upserted into a fresh
+collection of one `groundwire serve` process (CPU) by W concurrent gRPC clients, each streaming its
+own share of the pages in messages of BATCH documents. W = 1 and W = 4 alternate for --rounds rounds
+(a new collection each time) after a warm-up upsert. chunks/s = chunks the server reports written /
+wall time from the first send to the last reply. Prints a table and writes
+benchmarks/results/concurrent_writers[-LABEL].{json,md} (a label keeps runs of another code version,
+e.g. the baseline, beside this one).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import Any
 
 import grpc
 
+from benchmarks.ghz.faq_index import DEFAULT_DATASET
 from benchmarks.ingest.pages import load_pages, render_all
 from groundwire.v1 import common_pb2 as common
 from groundwire.v1 import index_service_pb2 as ix
@@ -37,13 +39,12 @@ from tests.serve_subprocess import ServeSubprocess
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
-CORPUS = Path(os.environ.get("PYTHON_FAQ_DIR", ROOT.parent / "shared/data/python-faq"))
 BATCH = 4
 WRITERS = (1, 4)
 
 
 def _documents(sections: int, seed: int) -> list[common.Document]:
-    pages = load_pages(CORPUS / "corpus.jsonl", sections, seed)
+    pages = load_pages(DEFAULT_DATASET / "corpus.jsonl", sections, seed)
     return [
         common.Document(
             document_id=f"{name}.md",

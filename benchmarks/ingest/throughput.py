@@ -3,10 +3,10 @@
 Run from the repository root:
     python -m benchmarks.ingest.throughput [--sections 80] [--seed 7] [--runtime torch]
 
-The same python-faq pages (about --sections sections of Python's documentation, up to 4 per page)
-are rendered as Markdown, plain text, HTML and PDF (benchmarks/ingest/pages.py) and ingested
-twice, in batches of BATCH documents, the two paths back to back for each format (alternating
-which goes first):
+The same python-faq pages (about --sections sections of Python's documentation, up to 4 per page;
+$PYTHON_FAQ_DIR, else shared/data/python-faq beside the checkout) are rendered as Markdown, plain
+text, HTML and PDF (benchmarks/ingest/pages.py) and ingested twice, in batches of BATCH documents,
+the two paths back to back for each format (alternating which goes first):
 1. in-process through the core `Indexer` into a fresh collection, with each stage timed
    (parse+chunk, embed, store commit, index update; see stage_clock.py);
 2. through the real gRPC path: one UpsertDocuments stream per format to a `groundwire serve`
@@ -34,6 +34,7 @@ from typing import Any
 
 import grpc
 
+from benchmarks.ghz.faq_index import DEFAULT_DATASET
 from benchmarks.ingest.pages import load_pages, render_all
 from benchmarks.ingest.stage_clock import STAGES, StageClock, TimedEmbedder
 from core.catalog.collection import Collection
@@ -51,7 +52,6 @@ from tests.serve_subprocess import ServeSubprocess
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
-CORPUS = Path(os.environ.get("PYTHON_FAQ_DIR", ROOT.parent / "shared/data/python-faq"))
 FORMATS = ("markdown", "text", "html", "pdf")
 BATCH = 16
 CHUNK_MAX_TOKENS = 200  # the server default (indexing.chunk_max_tokens)
@@ -317,7 +317,7 @@ def main() -> None:
         "--onnx-cache", type=Path, default=Path(tempfile.gettempdir()) / "groundwire-onnx-models"
     )
     args = parser.parse_args()
-    pages = load_pages(CORPUS / "corpus.jsonl", args.sections, args.seed)
+    pages = load_pages(DEFAULT_DATASET / "corpus.jsonl", args.sections, args.seed)
     inputs: Inputs = {kind: render_all(pages, kind) for kind in FORMATS}
     started = time.perf_counter()
     load_before = os.getloadavg()[0]

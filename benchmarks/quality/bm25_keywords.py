@@ -15,6 +15,7 @@ import argparse
 import json
 import math
 import platform
+import sys
 import tempfile
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
@@ -29,8 +30,11 @@ from core.retrieve.query_text import normalize_query
 from core.store.records import LexicalRow
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))  # run as a file: `benchmarks` importable
+
+from benchmarks.ghz.faq_index import DEFAULT_DATASET  # noqa: E402
+
 RESULTS = ROOT / "benchmarks" / "results"
-DEFAULT_DATASET = ROOT.parent / "shared" / "data" / "python-faq"
 METRICS = ("mrr@10", "recall@10", "ndcg@10")
 K = 10
 QUERY_CHARS = 100_000
@@ -149,7 +153,12 @@ def write(report: dict[str, object]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
+    parser.add_argument(
+        "--dataset",
+        type=Path,
+        default=DEFAULT_DATASET,
+        help="BEIR dir (default: $PYTHON_FAQ_DIR, else shared/data/python-faq beside the checkout)",
+    )
     args = parser.parse_args()
     write(compare(load_beir(args.dataset)))
 

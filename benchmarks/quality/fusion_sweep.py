@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import tempfile
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
@@ -32,6 +33,10 @@ from core.retrieve.keywords import extract_keywords, lexical_query
 from core.retrieve.query_text import normalize_query
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))  # run as a file: `benchmarks` importable
+
+from benchmarks.ghz.faq_index import DEFAULT_DATASET  # noqa: E402
+
 RESULTS = ROOT / "benchmarks" / "results"
 DEPTH = 100
 Ranking = list[tuple[int, float]]
@@ -98,7 +103,10 @@ def _documents(ranking: Ranking, documents: Mapping[int, str]) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument(
-        "--dataset", type=Path, default=ROOT.parent / "shared" / "data" / "python-faq"
+        "--dataset",
+        type=Path,
+        default=DEFAULT_DATASET,
+        help="BEIR dir (default: $PYTHON_FAQ_DIR, else shared/data/python-faq beside the checkout)",
     )
     parser.add_argument(
         "--embedding-cache",

@@ -21,15 +21,20 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
-DEFAULT_DATASET = ROOT.parent / "shared" / "data" / "python-faq"
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.ghz.faq_index import DEFAULT_DATASET  # noqa: E402
 from server.commands.eval_command import format_table  # noqa: E402
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
+    parser.add_argument(
+        "--dataset",
+        type=Path,
+        default=DEFAULT_DATASET,
+        help="BEIR dir (default: $PYTHON_FAQ_DIR, else shared/data/python-faq beside the checkout)",
+    )
     parser.add_argument("--name", default="python_faq")
     parser.add_argument(
         "--embedding-cache",

@@ -34,6 +34,7 @@ from pathlib import Path
 
 from transformers import AutoTokenizer
 
+from benchmarks.ghz.faq_index import DEFAULT_DATASET
 from core.catalog.catalog import DEFAULT_TENANT, CollectionCatalog
 from core.catalog.collection_config import CollectionConfig
 from core.context.assembly import AssembledContext, assemble_context
@@ -54,7 +55,6 @@ from core.retrieve.section_scores import SECTION_WEIGHT
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
-DEFAULT_DATASET = ROOT.parent / "shared" / "data" / "python-faq"
 COLLECTION = "stages"
 INDEX_BATCH = 64
 
@@ -139,7 +139,12 @@ def summary(values: Sequence[float]) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
+    parser.add_argument(
+        "--dataset",
+        type=Path,
+        default=DEFAULT_DATASET,
+        help="BEIR dir (default: $PYTHON_FAQ_DIR, else shared/data/python-faq beside the checkout)",
+    )
     parser.add_argument("--sections", type=int, default=1000)
     parser.add_argument(
         "--embedding-cache",
