@@ -457,7 +457,7 @@ class RetrievalPipeline:
             and _within_limit(fused, chunks, limit) < request.top_k
         ):  # one document's chunks crowd the window: widen it until top_k hits fit the limit
             top *= 2
-            chunks = _hit_chunks(collection, fused, admitted, top, request.score_threshold)
+            chunks = _hit_chunks(collection, fused, admitted, top, request.score_threshold, chunks)
         return build_hits(fused, dense, lexical, chunks, replace(request, top_k=top))
 
 
@@ -507,11 +507,13 @@ def _hit_chunks(
     admitted: Admitted,
     count: int,
     threshold: float | None,
+    read: Mapping[int, Chunk] | None = None,
 ) -> dict[int, Chunk]:
     """The chunks of the first `count` admitted entries of `fused` scoring at least `threshold`:
-    the only ones `build_hits` can turn into hits. Chunks the filter stage read are reused, the
-    others read now; one deleted since the filter stage read it is absent, and the next entry
-    takes its place."""
+    the only ones `build_hits` can turn into hits. Chunks the filter stage read, or given in
+    `read` (an earlier call's result), are reused, the others read now; one deleted since the
+    filter stage read it is absent, and the next entry takes its place."""
+    known = read or {}
     wanted = [
         rid for rid, score in fused if rid in admitted and (threshold is None or score >= threshold)
     ]
@@ -523,6 +525,8 @@ def _hit_chunks(
         unread: list[int] = []
         for rid in batch:
             chunk = admitted[rid]
+            if chunk is None:
+                chunk = known.get(rid)
             if chunk is None:
                 unread.append(rid)
             else:
