@@ -43,7 +43,8 @@ def ghz_load(
     server_pid: int,
 ) -> list[dict[str, Any]]:
     """One ghz run per client count (`--concurrency n --connections n`), mode "dense" or
-    "default": the load_driver row fields (qps counts OK calls) plus both sides' cores busy."""
+    "default": the load_driver row fields (qps counts OK calls; driver_cores_busy is ghz's)
+    plus the server's cores busy."""
     workload = next(w for w in WORKLOADS if w.name == f"retrieve-{mode}")
     requests = requests_for(workload, load_questions(dataset), collection, K, 1)
     data_file = write_data_file(tools.reports / f"{workload.name}.requests.json", requests)
@@ -60,7 +61,7 @@ def ghz_load(
                 "p50_ms": run["p50_ms"],
                 "p99_ms": run["p99_ms"],
                 "server_cores_busy": run["server_cores_busy"],
-                "client_cores_busy": run["ghz_cores_busy"],
+                "driver_cores_busy": run["ghz_cores_busy"],
             }
         )
     return rows

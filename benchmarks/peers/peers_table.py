@@ -9,11 +9,6 @@ def _cell(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def _driver_busy(load: dict[str, Any]) -> Any:
-    """The driving process's cores busy: the Python driver's own, or ghz's."""
-    return load.get("driver_cores_busy", load.get("client_cores_busy"))
-
-
 def markdown(record: dict[str, Any]) -> str:
     """Header (what, versions, load), then one row per system with the 1/8/32-thread figures."""
     machine = record["machine"]
@@ -63,7 +58,8 @@ def markdown(record: dict[str, Any]) -> str:
     busy = [
         f"{row['system']} "
         + " / ".join(
-            f"{load['server_cores_busy']} + {_cell(_driver_busy(load))}" for load in row["load"]
+            f"{load['server_cores_busy']} + {_cell(load.get('driver_cores_busy'))}"
+            for load in row["load"]
         )
         for row in systems
         if all("server_cores_busy" in load for load in row["load"])
@@ -79,10 +75,11 @@ def markdown(record: dict[str, Any]) -> str:
             + ".",
         ]
     peers_busy = [
-        f"{row['system']} " + " / ".join(_cell(_driver_busy(load)) for load in row["load"])
+        f"{row['system']} "
+        + " / ".join(_cell(load.get("driver_cores_busy")) for load in row["load"])
         for row in systems
         if not all("server_cores_busy" in load for load in row["load"])
-        and any(_driver_busy(load) is not None for load in row["load"])
+        and any("driver_cores_busy" in load for load in row["load"])
     ]
     if peers_busy:
         lines += [

@@ -45,7 +45,7 @@ def _record() -> dict[str, Any]:
             {
                 "system": "groundwire-default (ghz)",
                 **quality,
-                "load": [_load(8, 140.0, server_cores_busy=1.9, client_cores_busy=0.1)],
+                "load": [_load(8, 140.0, server_cores_busy=1.9, driver_cores_busy=0.1)],
             },
             {
                 "system": "chroma-embedded",
