@@ -64,6 +64,9 @@ Admitted = Mapping[int, Chunk | None]
 when it read only what admission needs (`RetrievalPipeline._admitted`)."""
 
 NOTHING_MATCHED = "no chunk matched the query and filters"
+DEEPEST = 4096
+"""Most candidates per retriever a per-document hit limit deepens the search to (when one
+document's chunks fill every candidate): bounds the cost of a filter that admits one document."""
 EMBEDDER_FAILED = "the embedding model failed ({reason}); fell back to BM25 (lexical) retrieval"
 
 
@@ -270,10 +273,10 @@ class RetrievalPipeline:
         hits, candidates, exhausted = self._ranked(
             collection, effective, query, timer, lexical_future
         )
-        while not exhausted and _crowded(hits, effective):
+        while not exhausted and _crowded(hits, effective) and effective.depth < DEEPEST:
             # One document's chunks fill every candidate: search deeper, until top_k hits fit
             # the per-document limit or the collection has no more candidates.
-            effective = replace(effective, candidate_depth=2 * effective.depth)
+            effective = replace(effective, candidate_depth=min(2 * effective.depth, DEEPEST))
             hits, candidates, exhausted = self._ranked(collection, effective, query, timer)
         warnings = list(query.warnings)
         with timer.stage("memory"):
@@ -327,7 +330,8 @@ class RetrievalPipeline:
         lexical_future: Future[Ranking] | None = None,
     ) -> tuple[list[Hit], list[int], bool]:
         """Search, filter and fuse `request.depth` candidates per retriever: (hits, candidate row
-        ids, whether every retriever returned fewer than it was asked for)."""
+        ids, whether there are no more candidates to search: every retriever returned fewer than it
+        was asked for)."""
         if lexical_future is None:
             lexical_future = self._start_lexical(collection, request, query.lexical_text, timer)
         dense = self._dense_ranking(collection, request, query.vector, timer)
@@ -339,6 +343,8 @@ class RetrievalPipeline:
             dense, lexical = _keep(dense, admitted), _keep(lexical, admitted)
             if _needs_exact_fallback(request, dense, lexical, len(candidates)):
                 dense, lexical, admitted = self._exact_filtered(collection, request, query, timer)
+                # searched among every admitted chunk: fewer than asked for means all of them
+                exhausted = max(len(dense or []), len(lexical or [])) < request.depth
         if dense and request.section_weight > 0.0 and collection.config.section_vectors:
             with timer.stage("sections"):
                 dense = _with_sections(collection, dense, query.vector, request.section_weight)

@@ -7,10 +7,14 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from core.catalog.collection import Collection
 from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder
 from core.models import Document
+from core.retrieve import pipeline as pipeline_module
+from core.retrieve.filters import ChunkFilter
 from core.retrieve.modes import RetrievalMode
 from core.retrieve.request import RetrievalRequest
 from tests.unit.pipeline_support import indexed_pipeline
@@ -101,3 +105,34 @@ def test_one_hit_per_document_stops_when_the_collection_runs_out(
     documents = [hit.chunk.document_id for hit in result.hits]
     assert len(documents) == 3
     assert documents[:2] == ["copying-guide", "files"]
+
+
+def test_deepening_stops_at_the_deepest_candidate_count(
+    tmp_path: Path, embedder: SentenceTransformerEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A filter that admits one document keeps every candidate that document's: the search
+    deepens at most to `DEEPEST` candidates per retriever, then returns what it has."""
+    depths: list[int] = []
+    search = Collection.dense_search
+
+    def counted(
+        self: Collection, queries: np.ndarray, k: int, allowed: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        depths.append(k)
+        return search(self, queries, k, allowed)
+
+    monkeypatch.setattr(Collection, "dense_search", counted)
+    monkeypatch.setattr(pipeline_module, "DEEPEST", 2 * DEPTH)
+    request = RetrievalRequest(
+        query=QUERY,
+        collection="docs",
+        top_k=3,
+        mode=RetrievalMode.DENSE,
+        candidate_depth=DEPTH,
+        max_hits_per_document=1,
+        filters=ChunkFilter(document_ids=frozenset({"copying-guide"})),
+    )
+    with indexed_pipeline(embedder, tmp_path, "docs", [LONG, *OTHERS]) as pipeline:
+        result = pipeline.retrieve(request)
+    assert depths == [DEPTH, 2 * DEPTH]
+    assert [hit.chunk.document_id for hit in result.hits] == ["copying-guide"] * 3
