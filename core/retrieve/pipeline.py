@@ -64,6 +64,9 @@ Admitted = Mapping[int, Chunk | None]
 when it read only what admission needs (`RetrievalPipeline._admitted`)."""
 
 NOTHING_MATCHED = "no chunk matched the query and filters"
+DEEPEST = 4096
+"""Most candidates per retriever a per-document hit limit deepens the search to (when one
+document's chunks fill every candidate): bounds the cost of a filter that admits one document."""
 EMBEDDER_FAILED = "the embedding model failed ({reason}); fell back to BM25 (lexical) retrieval"
 
 
@@ -267,21 +270,14 @@ class RetrievalPipeline:
         started before the embedding (it needs only the text)."""
         mode = request.mode if query.vector is not None else RetrievalMode.LEXICAL
         effective = replace(request, mode=mode)
-        if lexical_future is None:
-            lexical_future = self._start_lexical(collection, effective, query.lexical_text, timer)
-        dense = self._dense_ranking(collection, effective, query.vector, timer)
-        lexical = lexical_future.result() if lexical_future is not None else None
-        candidates = _candidate_ids(dense, lexical)
-        with timer.stage("filter"):
-            admitted = self._admitted(collection, request, candidates)
-            dense, lexical = _keep(dense, admitted), _keep(lexical, admitted)
-            if _needs_exact_fallback(effective, dense, lexical, len(candidates)):
-                dense, lexical, admitted = self._exact_filtered(collection, effective, query, timer)
-        if dense and request.section_weight > 0.0 and collection.config.section_vectors:
-            with timer.stage("sections"):
-                dense = _with_sections(collection, dense, query.vector, request.section_weight)
-        with timer.stage("fuse"):
-            hits = self._rank(collection, effective, dense, lexical, admitted)
+        hits, candidates, exhausted = self._ranked(
+            collection, effective, query, timer, lexical_future
+        )
+        while not exhausted and _crowded(hits, effective) and effective.depth < DEEPEST:
+            # One document's chunks fill every candidate: search deeper, until top_k hits fit
+            # the per-document limit or the collection has no more candidates.
+            effective = replace(effective, candidate_depth=min(2 * effective.depth, DEEPEST))
+            hits, candidates, exhausted = self._ranked(collection, effective, query, timer)
         warnings = list(query.warnings)
         with timer.stage("memory"):
             memory_vector = memory_row(query.vector, request.use_memory)
@@ -324,6 +320,37 @@ class RetrievalPipeline:
             keywords=query.keywords,
             query_tokens=self._embedder.count_tokens(request.query),
         )
+
+    def _ranked(
+        self,
+        collection: Collection,
+        request: RetrievalRequest,
+        query: QueryVector,
+        timer: StageTimer,
+        lexical_future: Future[Ranking] | None = None,
+    ) -> tuple[list[Hit], list[int], bool]:
+        """Search, filter and fuse `request.depth` candidates per retriever: (hits, candidate row
+        ids, whether there are no more candidates to search: every retriever returned fewer than it
+        was asked for)."""
+        if lexical_future is None:
+            lexical_future = self._start_lexical(collection, request, query.lexical_text, timer)
+        dense = self._dense_ranking(collection, request, query.vector, timer)
+        lexical = lexical_future.result() if lexical_future is not None else None
+        exhausted = max(len(dense or []), len(lexical or [])) < request.depth
+        candidates = _candidate_ids(dense, lexical)
+        with timer.stage("filter"):
+            admitted = self._admitted(collection, request, candidates)
+            dense, lexical = _keep(dense, admitted), _keep(lexical, admitted)
+            if _needs_exact_fallback(request, dense, lexical, len(candidates)):
+                dense, lexical, admitted = self._exact_filtered(collection, request, query, timer)
+                # searched among every admitted chunk: fewer than asked for means all of them
+                exhausted = max(len(dense or []), len(lexical or [])) < request.depth
+        if dense and request.section_weight > 0.0 and collection.config.section_vectors:
+            with timer.stage("sections"):
+                dense = _with_sections(collection, dense, query.vector, request.section_weight)
+        with timer.stage("fuse"):
+            hits = self._rank(collection, request, dense, lexical, admitted)
+        return hits, candidates, exhausted
 
     def _embed(
         self,
@@ -484,6 +511,18 @@ def _candidate_ids(dense: Ranking | None, lexical: Ranking | None) -> list[int]:
         for row_id, _ in ranking:
             seen.setdefault(row_id, None)
     return list(seen)
+
+
+def _crowded(hits: Sequence[Hit], request: RetrievalRequest) -> bool:
+    """Whether a per-document limit leaves fewer than top_k of `hits` (a score threshold ends the
+    list where it ends: deeper candidates score lower)."""
+    limit = request.max_hits_per_document
+    if limit <= 0 or request.score_threshold is not None:
+        return False
+    per_document: dict[str, int] = {}
+    for hit in hits:
+        per_document[hit.chunk.document_id] = per_document.get(hit.chunk.document_id, 0) + 1
+    return sum(min(n, limit) for n in per_document.values()) < request.top_k
 
 
 def _within_limit(fused: Ranking, chunks: Mapping[int, Chunk], limit: int) -> int:
