@@ -43,7 +43,7 @@ from server.settings import Settings
 from server.storage_factory import build_storage_backend
 
 if TYPE_CHECKING:
-    from server.cache_clearing import ReaderCaches
+    from server.reader_caches import ReaderCaches
 
 logger = logging.getLogger(__name__)
 
