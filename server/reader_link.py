@@ -1,7 +1,7 @@
 """The primary's end of one reader's link: a request sent, its answer awaited.
 
 After "ready" the primary asks a reader questions over its multiprocessing link (clear your
-caches: server/cache_clearing.py). Every request is
+caches, count your caches: server/cache_clearing.py, server/cache_counting.py). Every request is
 a tuple (kind, id, ...) and its answer (answer kind, the same id, ...). One request is in flight
 at a time: the answer to one that timed out is read (and dropped) before the next is sent, so a
 reader that was slow never fills the link's buffer nor has its stale answer taken for the next.

@@ -10,10 +10,13 @@ no child outlives the primary or stays a zombie.
 After "ready", the link carries the primary's requests (server/reader_link.py), each answered
 by the reader on the link with the request's id:
 - ClearCache (server/cache_clearing.py): ("clear_cache", id, tenant, collection) is answered
-  ("cleared", id, retrieval entries, embedding entries).
+  ("cleared", id, retrieval entries, embedding entries);
+- Stats (server/cache_counting.py): ("cache_stats", id, tenant, collection) is answered
+  ("cache_stats", id, embedding hits, embedding misses, retrieval hits, retrieval misses,
+  retrieval entries).
 One request per reader is in flight at a time: the answer to one that timed out is read (and
 dropped) before the next request is sent. A reader that is restarting, has exited or does not
-answer in time gives no answer (ClearCache reports it).
+answer in time gives no answer (ClearCache reports it; Stats leaves it out of its sums).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from multiprocessing.process import BaseProcess
 from typing import Any
 
 from server.cache_clearing import CacheClear, ClearRequest
+from server.cache_counting import CacheCounts
 from server.process_role import ProcessKind, ProcessRole
 from server.reader_link import NoAnswer, ReaderLink, next_message
 from server.reader_process import run_reader
@@ -112,6 +116,24 @@ class ReaderSupervisor:
             else CacheClear(a.number, a.pid, False, error=_clear_error(a.error))
             for a in answers
         ]
+
+    async def count_caches(
+        self, tenant: str, collection: str, timeout_s: float
+    ) -> list[CacheCounts]:
+        """Every reader's cache counters (the retrieval ones for `collection`), each within
+        `timeout_s`: a reader that is restarting, exited or does not answer in time is left out
+        (with a warning naming it)."""
+        asked = ("cache_stats", tenant, collection)
+        answers = await self._ask_all(asked, "cache_stats", timeout_s, "counting")
+        for a in answers:
+            if a.error is not None:
+                logger.warning(
+                    "Stats: reader process %d (pid %d) left out of the cache counters: %s",
+                    a.number,
+                    a.pid,
+                    a.error,
+                )
+        return [CacheCounts(*a.fields) for a in answers if a.error is None]
 
     async def _ask_all(
         self, asked: tuple[Any, ...], answer_kind: str, timeout_s: float, doing: str
