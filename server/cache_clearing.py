@@ -4,19 +4,16 @@ Each process caches for itself (query embeddings and retrieval results), so a Cl
 empties only the process serving it leaves the readers' caches full. The primary (which serves
 every ClearCache: a reader forwards it there) clears its own caches and asks each reader to
 clear its own over the reader's link (server/reader_supervisor.py), waiting at most
-`READER_ANSWER_S` seconds (less when the call's deadline is nearer): a reader that is restarting,
-has exited or does not answer is reported as such instead of holding the call.
+`READER_ANSWER_S` seconds (less when the call's deadline is nearer; server/reader_caches.py): a
+reader that is restarting, has exited or does not answer is reported as such instead of holding
+the call.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
 
 from server.runtime import Runtime
-
-READER_ANSWER_S = 5.0
-"""Longest wait for a reader's answer to a cache-clearing request."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,14 +34,6 @@ class ClearRequest:
 
     tenant: str
     collection: str | None
-
-
-class ReaderCaches(Protocol):
-    """The reader processes' caches, as the primary reaches them (ReaderSupervisor)."""
-
-    async def clear_caches(self, request: ClearRequest, timeout_s: float) -> list[CacheClear]:
-        """Ask every reader to clear; one entry per reader, within about `timeout_s`."""
-        ...
 
 
 def clear_local(runtime: Runtime, request: ClearRequest) -> tuple[int, int]:

@@ -11,6 +11,7 @@ from core.indexer import DocumentOutcome, Outcome
 from core.ingest.chunking_spec import ChunkingSpec
 from groundwire.v1 import index_service_pb2 as ix
 from server.blocking import run_blocking
+from server.cache_counting import CacheCounts, count_local, summed
 from server.conversions import (
     chunk_to_proto,
     collection_info,
@@ -20,6 +21,7 @@ from server.conversions import (
 from server.handlers import Context
 from server.index_validation import chunking_spec, collection_or_default, delete_ids, dense_spec
 from server.principal import Role, current_principal
+from server.reader_caches import reader_wait_s
 from server.rpc_declaration import rpc
 from server.runtime import Runtime
 
@@ -193,7 +195,8 @@ class IndexServicer:
         figures, memories, edges, device = await run_blocking(
             context, self._runtime.executor, gather
         )
-        response = ix.StatsResponse(
+        counts = await self._cache_counts(tenant, collection.name, context)
+        return ix.StatsResponse(
             collection=collection_info(collection),
             sequence=figures.sequence,
             dense_sequence=figures.dense_sequence,
@@ -209,18 +212,23 @@ class IndexServicer:
             device_memory_allocated_bytes=device.allocated,
             device_memory_reserved_bytes=device.reserved,
             device_memory_total_bytes=device.total,
+            embedding_cache_hits=counts.embedding_hits,
+            embedding_cache_misses=counts.embedding_misses,
+            retrieval_cache_hits=counts.retrieval_hits,
+            retrieval_cache_misses=counts.retrieval_misses,
+            retrieval_cache_entries=counts.retrieval_entries,
+            cache_processes=counts.processes,
         )
+
+    async def _cache_counts(self, tenant: str, collection: str, context: Context) -> CacheCounts:
+        """The cache counters of this process plus those of every reader that answers (in the
+        primary of several processes; server/cache_counting.py)."""
         runtime = self._runtime
-        if runtime.embedding_cache is not None:
-            embedding = runtime.embedding_cache.stats()
-            response.embedding_cache_hits = embedding.hits
-            response.embedding_cache_misses = embedding.misses
-        if runtime.retrieval_cache is not None:
-            retrieval = runtime.retrieval_cache.stats(tenant, collection.name)
-            response.retrieval_cache_hits = retrieval.hits
-            response.retrieval_cache_misses = retrieval.misses
-            response.retrieval_cache_entries = retrieval.entries
-        return response
+        counts = [count_local(runtime, tenant, collection)]
+        if runtime.reader_caches is not None:
+            wait = reader_wait_s(context.time_remaining())
+            counts += await runtime.reader_caches.count_caches(tenant, collection, wait)
+        return summed(counts)
 
 
 def _add_outcomes(response: ix.UpsertDocumentsResponse, outcomes: list[DocumentOutcome]) -> None:

@@ -11,11 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-READER_RPCS = frozenset({"Retrieve", "Answer", "GetDocument", "ListCollections", "Stats"})
+READER_RPCS = frozenset({"Retrieve", "Answer", "GetDocument", "ListCollections"})
 """RPCs a reader serves itself: reads whose answer comes from the store and indexes it follows.
-Everything else (writes, maintenance, snapshots, memories, tuning, cache clearing) runs in the
-primary; ClearCache there clears every process's caches (each process caches for itself;
-server/cache_clearing.py)."""
+Everything else (writes, maintenance, snapshots, memories, tuning, cache clearing, Stats) runs in
+the primary, which reaches every process's caches (each process caches for itself): ClearCache
+clears them all (server/cache_clearing.py) and Stats sums their counters
+(server/cache_counting.py)."""
 
 
 class ProcessKind(str, Enum):

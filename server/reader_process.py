@@ -7,7 +7,9 @@ imports torch (core/embed/README.md, "Who imports torch"). It reports ("ready", 
 ("failed", reason) on its link to the primary, and stops gracefully on SIGTERM or SIGINT, or
 when the link closes (the primary exited): a reader never outlives the primary it forwards
 writes to. While it serves, the link also carries the primary's requests to clear this
-process's caches (ClearCache, server/cache_clearing.py), answered on the link.
+process's caches (ClearCache, server/cache_clearing.py) and to count them (Stats,
+server/cache_counting.py), each answered on the link at once (the messages:
+server/reader_supervisor.py).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from multiprocessing.connection import Connection
 
 from server.app import create_server
 from server.cache_clearing import ClearRequest, clear_local
+from server.cache_counting import count_local
 from server.process_role import ProcessRole
 from server.request_context import configure_logging
 from server.runtime import Runtime
@@ -62,8 +65,8 @@ async def _serve(settings: Settings, role: ProcessRole, link: Connection) -> Non
 
 
 def _on_link(link: Connection, runtime: Runtime, stop: asyncio.Event) -> None:
-    """A message from the primary (a cache-clearing request, answered at once), or EOF: the
-    primary exited, so stop."""
+    """A message from the primary (a request to clear or count the caches, answered at once),
+    or EOF: the primary exited, so stop."""
     try:
         message = link.recv()
     except (EOFError, OSError):
@@ -73,5 +76,9 @@ def _on_link(link: Connection, runtime: Runtime, stop: asyncio.Event) -> None:
         _, request_id, tenant, collection = message
         retrieval, embedding = clear_local(runtime, ClearRequest(tenant, collection))
         link.send(("cleared", request_id, retrieval, embedding))
+    elif message[0] == "cache_stats":
+        _, request_id, tenant, collection = message
+        counts = count_local(runtime, tenant, collection)
+        link.send(("cache_stats", request_id, *counts.fields()))
     else:
         logger.warning("ignoring an unknown message from the primary: %r", message[0])

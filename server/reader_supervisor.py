@@ -7,10 +7,16 @@ within `RESTART_WINDOW_S` seconds stop the whole server instead of restarting fo
 sends SIGTERM to every reader, waits for each (SIGKILL after the grace period) and reaps it, so
 no child outlives the primary or stays a zombie.
 
-After "ready", the link carries cache-clearing requests (server/cache_clearing.py): the primary
-sends ("clear_cache", id, tenant, collection) and the reader answers ("cleared", id, retrieval
-entries, embedding entries). One request per reader is in flight at a time: the answer to one
-that timed out is read (and dropped) before the next request is sent.
+After "ready", the link carries the primary's requests (server/reader_link.py), each answered
+by the reader on the link with the request's id:
+- ClearCache (server/cache_clearing.py): ("clear_cache", id, tenant, collection) is answered
+  ("cleared", id, retrieval entries, embedding entries);
+- Stats (server/cache_counting.py): ("cache_stats", id, tenant, collection) is answered
+  ("cache_stats", id, embedding hits, embedding misses, retrieval hits, retrieval misses,
+  retrieval entries).
+One request per reader is in flight at a time: the answer to one that timed out is read (and
+dropped) before the next request is sent. A reader that is restarting, has exited or does not
+answer in time gives no answer (ClearCache reports it; Stats leaves it out of its sums).
 """
 
 from __future__ import annotations
@@ -30,7 +36,9 @@ from multiprocessing.process import BaseProcess
 from typing import Any
 
 from server.cache_clearing import CacheClear, ClearRequest
+from server.cache_counting import CacheCounts
 from server.process_role import ProcessKind, ProcessRole
+from server.reader_link import NoAnswer, ReaderLink, next_message
 from server.reader_process import run_reader
 from server.settings import Settings
 
@@ -42,6 +50,10 @@ WATCH_INTERVAL_S = 0.2
 KILL_AFTER_S = 5.0
 
 
+RESTARTING = "restarting"
+"""Why a reader not (yet) serving gave no answer."""
+
+
 class ReaderStartError(RuntimeError):
     """A reader process failed to start (its reason is in the message and the log)."""
 
@@ -50,13 +62,19 @@ class ReaderStartError(RuntimeError):
 class _Reader:
     number: int
     process: BaseProcess
-    link: Connection
+    link: ReaderLink
     ready: bool = False
-    """Set once it reported ready: from then on the link carries cache-clearing requests."""
-    asking: asyncio.Lock = dataclasses.field(default_factory=asyncio.Lock)
-    """Held while a request on the link awaits its answer."""
-    unanswered: int = 0
-    """Requests sent on the link whose answer has not been read (0 or 1)."""
+    """Set once it reported ready: from then on the link carries the primary's requests."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    """One reader's answer to a request: its fields, or `error` saying why there is none."""
+
+    number: int
+    pid: int
+    fields: tuple[Any, ...] = ()
+    error: str | None = None
 
 
 class ReaderSupervisor:
@@ -90,46 +108,63 @@ class ReaderSupervisor:
         """Ask every reader to clear its caches; one entry per reader (by number), each within
         `timeout_s`: a reader that is restarting, exited or does not answer in time is reported
         as not cleared, saying which."""
+        asked = ("clear_cache", request.tenant, request.collection)
+        answers = await self._ask_all(asked, "cleared", timeout_s, "clearing")
+        return [
+            CacheClear(a.number, a.pid, True, *a.fields)
+            if a.error is None
+            else CacheClear(a.number, a.pid, False, error=_clear_error(a.error))
+            for a in answers
+        ]
+
+    async def count_caches(
+        self, tenant: str, collection: str, timeout_s: float
+    ) -> list[CacheCounts]:
+        """Every reader's cache counters (the retrieval ones for `collection`), each within
+        `timeout_s`: a reader that is restarting, exited or does not answer in time is left out
+        (with a warning naming it)."""
+        asked = ("cache_stats", tenant, collection)
+        answers = await self._ask_all(asked, "cache_stats", timeout_s, "counting")
+        for a in answers:
+            if a.error is not None:
+                logger.warning(
+                    "Stats: reader process %d (pid %d) left out of the cache counters: %s",
+                    a.number,
+                    a.pid,
+                    a.error,
+                )
+        return [CacheCounts(*a.fields) for a in answers if a.error is None]
+
+    async def _ask_all(
+        self, asked: tuple[Any, ...], answer_kind: str, timeout_s: float, doing: str
+    ) -> list[_Answer]:
+        """`asked` (kind, fields...) sent to every reader: their answers, by reader number."""
         return list(
             await asyncio.gather(
-                *(self._clear(number, request, timeout_s) for number in range(1, self._count + 1))
+                *(
+                    self._ask(number, asked, answer_kind, timeout_s, doing)
+                    for number in range(1, self._count + 1)
+                )
             )
         )
 
-    async def _clear(self, number: int, request: ClearRequest, timeout_s: float) -> CacheClear:
+    async def _ask(
+        self, number: int, asked: tuple[Any, ...], answer_kind: str, timeout_s: float, doing: str
+    ) -> _Answer:
         reader = self._readers.get(number)
         if self._stopping:
-            return CacheClear(number, 0, False, error="the server is stopping")
+            return _Answer(number, 0, error="the server is stopping")
         if reader is None or not reader.ready or not reader.process.is_alive():
             starting = reader is not None and reader.process.is_alive()
             pid = (reader.process.pid or 0) if reader is not None and starting else 0
-            return CacheClear(number, pid, False, error="restarting: it starts with empty caches")
+            return _Answer(number, pid, error=RESTARTING)
         pid = reader.process.pid or 0
-        request_id = next(self._request_ids)
+        request = (asked[0], next(self._request_ids), *asked[1:])
         try:
-            async with asyncio.timeout(timeout_s):
-                async with reader.asking:
-                    # one request in flight per reader: an earlier one that timed out is
-                    # answered first (so a deaf reader never fills the link's buffer)
-                    while reader.unanswered:
-                        if await _next_message(reader.link) is None:
-                            return CacheClear(number, pid, False, error="exited while clearing")
-                        reader.unanswered -= 1
-                    reader.link.send(
-                        ("clear_cache", request_id, request.tenant, request.collection)
-                    )
-                    reader.unanswered += 1
-                    answer = await _next_message(reader.link)
-                    if answer is None:
-                        return CacheClear(number, pid, False, error="exited while clearing")
-                    reader.unanswered -= 1
-                    if answer[:2] != ("cleared", request_id):
-                        raise RuntimeError(f"reader {number} answered {answer!r}")
-                    return CacheClear(number, pid, True, answer[2], answer[3])
-        except TimeoutError:
-            return CacheClear(number, pid, False, error=f"did not answer within {timeout_s:.1f} s")
-        except OSError as exc:  # the link broke: it exited
-            return CacheClear(number, pid, False, error=f"unreachable ({exc})")
+            fields = await reader.link.ask(request, answer_kind, timeout_s, doing)
+        except NoAnswer as exc:
+            return _Answer(number, pid, error=str(exc))
+        return _Answer(number, pid, fields)
 
     async def start(self, device: str) -> None:
         """Start every reader and wait until all serve; ReaderStartError (after stopping the
@@ -158,7 +193,7 @@ class ReaderSupervisor:
                 if self._stopping or reader.process.is_alive():
                     continue
                 reader.process.join()  # reap it
-                reader.link.close()
+                reader.link.connection.close()
                 del self._readers[number]
                 logger.warning(
                     "reader process %d (pid %s) exited with %s; starting it again",
@@ -205,7 +240,7 @@ class ReaderSupervisor:
         )
         process.start()
         theirs.close()  # so the link reads EOF when the reader dies
-        reader = _Reader(number, process, ours)
+        reader = _Reader(number, process, ReaderLink(ours))
         self._readers[number] = reader
         message = await _receive(ours)
         if message is None or message[0] != "ready":
@@ -226,29 +261,13 @@ class ReaderSupervisor:
 
 async def _receive(link: Connection) -> tuple[str, object] | None:
     """The reader's first message, or None when it exited without one."""
-    message: tuple[str, object] | None = await _next_message(link)
+    message: tuple[str, object] | None = await next_message(link)
     return message
 
 
-async def _next_message(link: Connection) -> Any:
-    """The reader's next message on `link`, or None when it exited (the link closed)."""
-    loop = asyncio.get_running_loop()
-    readable: asyncio.Future[None] = loop.create_future()
-
-    def wake() -> None:
-        if not readable.done():
-            readable.set_result(None)
-
-    descriptor = link.fileno()
-    loop.add_reader(descriptor, wake)
-    try:
-        await readable
-    finally:
-        loop.remove_reader(descriptor)
-    try:
-        return link.recv()
-    except (EOFError, OSError):
-        return None
+def _clear_error(error: str) -> str:
+    """Why a reader did not clear, as ClearCache reports it."""
+    return f"{RESTARTING}: it starts with empty caches" if error == RESTARTING else error
 
 
 def _reap(reader: _Reader, timeout_s: float) -> None:
@@ -258,4 +277,4 @@ def _reap(reader: _Reader, timeout_s: float) -> None:
         logger.warning("reader process %d did not stop in time: killing it", reader.number)
         reader.process.kill()
         reader.process.join()
-    reader.link.close()
+    reader.link.connection.close()

@@ -13,15 +13,11 @@ from core.retrieve.request import RetrievalRequest
 from groundwire.v1 import retrieval_service_pb2 as rs
 from server.answer_validation import validate_answer
 from server.blocking import run_blocking
-from server.cache_clearing import (
-    READER_ANSWER_S,
-    CacheClear,
-    ClearRequest,
-    clear_local,
-)
+from server.cache_clearing import CacheClear, ClearRequest, clear_local
 from server.conversions import answer_event_to_proto, clear_cache_response, result_to_proto
 from server.handlers import Context
 from server.principal import Role, current_principal
+from server.reader_caches import reader_wait_s
 from server.retrieve_validation import validate_retrieve
 from server.rpc_declaration import rpc
 from server.runtime import Runtime
@@ -65,8 +61,7 @@ class RetrievalServicer:
         retrieval, embedding = clear_local(runtime, chosen)
         cleared = [CacheClear(0, os.getpid(), True, retrieval, embedding)]
         if runtime.reader_caches is not None:  # the primary of several processes
-            remaining = context.time_remaining()
-            wait = READER_ANSWER_S if remaining is None else min(READER_ANSWER_S, remaining)
+            wait = reader_wait_s(context.time_remaining())
             cleared += await runtime.reader_caches.clear_caches(chosen, wait)
         return clear_cache_response(cleared)
 

@@ -43,7 +43,7 @@ from server.settings import Settings
 from server.storage_factory import build_storage_backend
 
 if TYPE_CHECKING:
-    from server.cache_clearing import ReaderCaches
+    from server.reader_caches import ReaderCaches
 
 logger = logging.getLogger(__name__)
 
@@ -82,8 +82,8 @@ class Runtime:
         self._embedders: CollectionEmbedders | None = None
         self._tuner: CollectionTuner | None = None
         self.reader_caches: ReaderCaches | None = None
-        """The reader processes' caches, which ClearCache clears too (set in the primary of
-        several processes, server/commands/serve_command.py)."""
+        """The reader processes' caches, which ClearCache clears and Stats counts too (set in the
+        primary of several processes, server/commands/serve_command.py)."""
         prompts_dir = (
             Path(settings.generator.prompts_dir)
             if settings.generator.prompts_dir

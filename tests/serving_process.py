@@ -16,13 +16,18 @@ import grpc
 from groundwire.v1 import retrieval_service_pb2 as rs
 from groundwire.v1 import retrieval_service_pb2_grpc as rs_grpc
 
+Metadata = tuple[tuple[str, str], ...]
 
-def serving_process(channel: grpc.Channel, collection: str, probe: str) -> int:
-    """The number of the process serving `channel` (0: the primary, 1..: readers)."""
+
+def serving_process(
+    channel: grpc.Channel, collection: str, probe: str, metadata: Metadata = ()
+) -> int:
+    """The number of the process serving `channel` (0: the primary, 1..: readers); `metadata`
+    authenticates the calls (a writer's key when the server has keys)."""
     stub = rs_grpc.RetrievalServiceStub(channel)
-    stub.ClearCache(rs.ClearCacheRequest(collection=collection))
-    stub.Retrieve(rs.RetrieveRequest(query=probe, collection=collection))
-    cleared = stub.ClearCache(rs.ClearCacheRequest(collection=collection))
+    stub.ClearCache(rs.ClearCacheRequest(collection=collection), metadata=metadata)
+    stub.Retrieve(rs.RetrieveRequest(query=probe, collection=collection), metadata=metadata)
+    cleared = stub.ClearCache(rs.ClearCacheRequest(collection=collection), metadata=metadata)
     assert cleared.complete, cleared
     holding = [p.process for p in cleared.processes if p.retrieval_entries > 0]
     assert len(holding) == 1, f"one process should hold the probe's entry: {cleared}"

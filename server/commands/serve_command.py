@@ -58,7 +58,7 @@ async def _serve_processes(settings: Settings, processes: int) -> None:
     failure = ""
     try:
         server, _ = create_server(settings, role)
-        server.runtime.reader_caches = readers  # ClearCache clears every process's caches
+        server.runtime.reader_caches = readers  # ClearCache and Stats reach every process's caches
         await server.start()
         stop = _stop_on_signals(server)
         asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, _reload_keys, server, readers)

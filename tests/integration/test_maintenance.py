@@ -189,6 +189,7 @@ def test_clear_cache_and_keywords(stubs) -> None:  # type: ignore[no-untyped-def
     stats = index.Stats(ix.StatsRequest(collection="cache"))
     assert stats.retrieval_cache_hits >= 1 and stats.retrieval_cache_entries >= 1
     assert stats.embedding_cache_hits + stats.embedding_cache_misses >= 1
+    assert stats.cache_processes == 1  # one process: its own counters
     with pytest.raises(grpc.RpcError) as caught:
         retrieval.ClearCache(rs.ClearCacheRequest(collection="nope"))
     assert caught.value.code() is grpc.StatusCode.NOT_FOUND

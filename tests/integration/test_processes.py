@@ -1,10 +1,12 @@
 """`groundwire serve --processes 2`: a primary that writes and a reader process on one port.
 
 A real server binary on port 0 with API keys; many channels, each its own TCP connection, land
-on both processes (SO_REUSEPORT). Writes sent to either process are forwarded to the primary,
-and every process serves them as soon as they are acknowledged, caches warm or not; deletes and
-drops are never served again; keys and tenants hold in the reader; a reader killed with SIGKILL
-is started again while the server keeps serving; SIGTERM stops every process.
+on both processes (SO_REUSEPORT; tests/serving_process.py tells which serves a channel). Writes
+sent to either process are forwarded to the primary, and every process serves them as soon as
+they are acknowledged, caches warm or not; deletes and drops are never served again; keys and
+tenants hold in the reader; ClearCache empties and Stats counts every process's caches, through
+either process, a reader that does not answer bounding neither; a reader killed with SIGKILL is
+started again while the server keeps serving; SIGTERM stops every process.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from groundwire.v1 import retrieval_service_pb2 as rs
 from groundwire.v1 import retrieval_service_pb2_grpc as rs_grpc
 from server.api_keys import hash_key, new_key
 from tests.serve_subprocess import SERVER_ENV, ServeSubprocess
+from tests.serving_process import serving_process
 
 CHANNELS = 12
 READY = re.compile(r"reader process 1 ready \(pid (\d+)\)")
@@ -129,21 +132,17 @@ def _status(call: Callable[[], Any]) -> tuple[grpc.StatusCode, str]:
     return grpc.StatusCode.OK, ""
 
 
-def test_connections_reach_both_processes(cluster: Cluster) -> None:
-    # each channel asks one question of its own: its process caches one result for it
-    for number, client in enumerate(cluster.clients):
-        _documents(cluster, client, f"question number {number} about retrieval")
-    entries = [
-        client.index.Stats(
-            ix.StatsRequest(collection=COLLECTION), metadata=cluster.auth("acme", "reader")
-        ).retrieval_cache_entries
-        for client in cluster.clients
+def _placement(cluster: Cluster) -> list[int]:
+    """The process serving each channel (0: the primary, 1: the reader)."""
+    return [
+        serving_process(client.channel, COLLECTION, f"which process am I {n}", cluster.auth())
+        for n, client in enumerate(cluster.clients)
     ]
-    # a process reached by n channels holds n results, so n channels report n: one process
-    # serving every channel would make all report CHANNELS
-    assert max(entries) < CHANNELS, entries
-    assert all(entries.count(n) % n == 0 for n in entries), entries
-    assert sum(entries.count(n) // n for n in set(entries)) == 2, entries  # two processes
+
+
+def test_connections_reach_both_processes(cluster: Cluster) -> None:
+    placement = _placement(cluster)
+    assert set(placement) == {0, 1}, placement
 
 
 def _clear_cache(cluster: Cluster, client: Client) -> rs.ClearCacheResponse:
@@ -155,14 +154,20 @@ def _clear_cache(cluster: Cluster, client: Client) -> rs.ClearCacheResponse:
     return reply
 
 
+def _stats(cluster: Cluster, client: Client) -> ix.StatsResponse:
+    """Stats of the collection through `client`'s process, with a reader's key."""
+    reply: ix.StatsResponse = client.index.Stats(
+        ix.StatsRequest(collection=COLLECTION),
+        metadata=cluster.auth("acme", "reader"),
+        timeout=60,  # a reader that cannot answer must not hold the call: it is bounded
+    )
+    return reply
+
+
 def _cached_entries(cluster: Cluster) -> list[int]:
-    """Each channel's process's retrieval cache entries for the collection."""
-    return [
-        client.index.Stats(
-            ix.StatsRequest(collection=COLLECTION), metadata=cluster.auth("acme", "reader")
-        ).retrieval_cache_entries
-        for client in cluster.clients
-    ]
+    """The retrieval cache entries for the collection, summed over the processes, as Stats
+    reports them through each channel."""
+    return [_stats(cluster, client).retrieval_cache_entries for client in cluster.clients]
 
 
 def test_clear_cache_through_any_process_empties_every_process(cluster: Cluster) -> None:
@@ -174,7 +179,7 @@ def test_clear_cache_through_any_process_empties_every_process(cluster: Cluster)
         cold = [reply for reply in replies if not reply.cache_hit]
         # after a clear, the first ask in each of the two processes misses both caches
         assert len(cold) == 2 and not any(reply.embedding_cache_hit for reply in cold)
-        assert set(_cached_entries(cluster)) == {1}
+        assert _cached_entries(cluster) == [2] * CHANNELS  # one entry in each process
         cleared = _clear_cache(cluster, caller)
         assert cleared.complete, cleared
         assert [p.process for p in cleared.processes] == [0, 1]
@@ -182,7 +187,7 @@ def test_clear_cache_through_any_process_empties_every_process(cluster: Cluster)
         assert [p.retrieval_entries for p in cleared.processes] == [1, 1]
         assert [p.embedding_entries for p in cleared.processes] == [1, 1]
         assert (cleared.retrieval_entries, cleared.embedding_entries) == (2, 2)
-        assert set(_cached_entries(cluster)) == {0}  # every process's cache is empty
+        assert _cached_entries(cluster) == [0] * CHANNELS  # every process's cache is empty
 
 
 def test_clear_cache_is_bounded_when_a_reader_does_not_answer(cluster: Cluster) -> None:
@@ -213,6 +218,77 @@ def test_clear_cache_is_bounded_when_a_reader_does_not_answer(cluster: Cluster) 
     # once it runs again, its late answer to the first request is read before the next is sent
     again = _clear_cache(cluster, on_primary[0])
     assert again.complete and all(p.cleared for p in again.processes), again
+
+
+def _counters(stats: ix.StatsResponse) -> tuple[int, ...]:
+    return (
+        stats.embedding_cache_hits,
+        stats.embedding_cache_misses,
+        stats.retrieval_cache_hits,
+        stats.retrieval_cache_misses,
+        stats.retrieval_cache_entries,
+        stats.cache_processes,
+    )
+
+
+def test_stats_sums_the_cache_counters_of_every_process(cluster: Cluster) -> None:
+    placement = _placement(cluster)
+    assert set(placement) == {0, 1}, placement
+    _clear_cache(cluster, cluster.clients[0])
+    reader = cluster.auth("acme", "reader")
+    asked = len(cluster.clients)
+    again = 4
+    for number, client in enumerate(cluster.clients):  # each question in its channel's process
+        request = rs.RetrieveRequest(query=f"distinct question {number}", collection=COLLECTION)
+        assert not client.retrieval.Retrieve(request, metadata=reader).cache_hit
+    for number, client in enumerate(cluster.clients[:again]):  # asked again: a retrieval hit
+        request = rs.RetrieveRequest(query=f"distinct question {number}", collection=COLLECTION)
+        assert client.retrieval.Retrieve(request, metadata=reader).cache_hit
+    # each question missed both caches once, in the process serving its channel; the ones asked
+    # again hit that process's retrieval cache (no embedding is looked up then); and Stats
+    # through any process, a reader's key included, counts both processes
+    expected = (0, asked, again, asked, asked, 2)
+    assert [_counters(_stats(cluster, client)) for client in cluster.clients] == [
+        expected
+    ] * CHANNELS
+    cleared = _clear_cache(cluster, cluster.clients[0])
+    assert [p.retrieval_entries for p in cleared.processes] == [
+        placement.count(0),
+        placement.count(1),
+    ]
+    assert [_counters(_stats(cluster, client)) for client in cluster.clients] == [
+        (0, 0, 0, 0, 0, 2)
+    ] * CHANNELS
+
+
+def test_stats_leaves_out_a_reader_that_does_not_answer(cluster: Cluster) -> None:
+    reader_pid = cluster.reader_pid()
+    placement = _placement(cluster)
+    on_primary = cluster.clients[placement.index(0)]
+    on_reader = cluster.clients[placement.index(1)]
+    _clear_cache(cluster, on_primary)
+    reader = cluster.auth("acme", "reader")
+    for client in (on_primary, on_reader):
+        client.retrieval.Retrieve(
+            rs.RetrieveRequest(query="one question in each process", collection=COLLECTION),
+            metadata=reader,
+        )
+    assert _counters(_stats(cluster, on_reader)) == (0, 2, 0, 2, 2, 2)
+    os.kill(reader_pid, signal.SIGSTOP)  # alive but deaf
+    try:
+        started = time.monotonic()
+        stats = _stats(cluster, on_primary)
+        waited_s = time.monotonic() - started
+    finally:
+        os.kill(reader_pid, signal.SIGCONT)
+    assert _counters(stats) == (0, 1, 0, 1, 1, 1)  # the primary's own: the call still answers
+    assert 5.0 <= waited_s < 15.0
+    assert (
+        f"Stats: reader process 1 (pid {reader_pid}) left out of the cache counters: "
+        "did not answer within 5.0 s"
+    ) in cluster.server.log_text()
+    # once it runs again, its late answer is read (and dropped) before the next request's
+    assert _counters(_stats(cluster, on_primary)) == (0, 2, 0, 2, 2, 2)
 
 
 def test_an_upsert_through_any_process_is_served_by_every_process_at_once(

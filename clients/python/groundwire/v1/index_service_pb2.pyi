@@ -214,7 +214,7 @@ class StatsRequest(_message.Message):
     def __init__(self, collection: _Optional[str] = ...) -> None: ...
 
 class StatsResponse(_message.Message):
-    __slots__ = ("collection", "sequence", "dense_sequence", "lexical_sequence", "dense_vectors", "tombstones", "disk_bytes", "dense_memory_bytes", "dense_device", "dense_engine", "embedding_cache_hits", "embedding_cache_misses", "retrieval_cache_hits", "retrieval_cache_misses", "retrieval_cache_entries", "memories", "link_edges", "device_memory_allocated_bytes", "device_memory_reserved_bytes", "device_memory_total_bytes")
+    __slots__ = ("collection", "sequence", "dense_sequence", "lexical_sequence", "dense_vectors", "tombstones", "disk_bytes", "dense_memory_bytes", "dense_device", "dense_engine", "embedding_cache_hits", "embedding_cache_misses", "retrieval_cache_hits", "retrieval_cache_misses", "retrieval_cache_entries", "memories", "link_edges", "device_memory_allocated_bytes", "device_memory_reserved_bytes", "device_memory_total_bytes", "cache_processes")
     COLLECTION_FIELD_NUMBER: _ClassVar[int]
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     DENSE_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
@@ -235,6 +235,7 @@ class StatsResponse(_message.Message):
     DEVICE_MEMORY_ALLOCATED_BYTES_FIELD_NUMBER: _ClassVar[int]
     DEVICE_MEMORY_RESERVED_BYTES_FIELD_NUMBER: _ClassVar[int]
     DEVICE_MEMORY_TOTAL_BYTES_FIELD_NUMBER: _ClassVar[int]
+    CACHE_PROCESSES_FIELD_NUMBER: _ClassVar[int]
     collection: CollectionInfo
     sequence: int
     dense_sequence: int
@@ -255,7 +256,8 @@ class StatsResponse(_message.Message):
     device_memory_allocated_bytes: int
     device_memory_reserved_bytes: int
     device_memory_total_bytes: int
-    def __init__(self, collection: _Optional[_Union[CollectionInfo, _Mapping]] = ..., sequence: _Optional[int] = ..., dense_sequence: _Optional[int] = ..., lexical_sequence: _Optional[int] = ..., dense_vectors: _Optional[int] = ..., tombstones: _Optional[int] = ..., disk_bytes: _Optional[int] = ..., dense_memory_bytes: _Optional[int] = ..., dense_device: _Optional[str] = ..., dense_engine: _Optional[str] = ..., embedding_cache_hits: _Optional[int] = ..., embedding_cache_misses: _Optional[int] = ..., retrieval_cache_hits: _Optional[int] = ..., retrieval_cache_misses: _Optional[int] = ..., retrieval_cache_entries: _Optional[int] = ..., memories: _Optional[int] = ..., link_edges: _Optional[int] = ..., device_memory_allocated_bytes: _Optional[int] = ..., device_memory_reserved_bytes: _Optional[int] = ..., device_memory_total_bytes: _Optional[int] = ...) -> None: ...
+    cache_processes: int
+    def __init__(self, collection: _Optional[_Union[CollectionInfo, _Mapping]] = ..., sequence: _Optional[int] = ..., dense_sequence: _Optional[int] = ..., lexical_sequence: _Optional[int] = ..., dense_vectors: _Optional[int] = ..., tombstones: _Optional[int] = ..., disk_bytes: _Optional[int] = ..., dense_memory_bytes: _Optional[int] = ..., dense_device: _Optional[str] = ..., dense_engine: _Optional[str] = ..., embedding_cache_hits: _Optional[int] = ..., embedding_cache_misses: _Optional[int] = ..., retrieval_cache_hits: _Optional[int] = ..., retrieval_cache_misses: _Optional[int] = ..., retrieval_cache_entries: _Optional[int] = ..., memories: _Optional[int] = ..., link_edges: _Optional[int] = ..., device_memory_allocated_bytes: _Optional[int] = ..., device_memory_reserved_bytes: _Optional[int] = ..., device_memory_total_bytes: _Optional[int] = ..., cache_processes: _Optional[int] = ...) -> None: ...
 
 class CompactCollectionRequest(_message.Message):
     __slots__ = ("collection",)

@@ -1311,15 +1311,20 @@ type StatsResponse struct {
 	DenseDevice string `protobuf:"bytes,9,opt,name=dense_device,json=denseDevice,proto3" json:"dense_device,omitempty"`
 	// Dense engine serving searches, for example "faiss-flat", "faiss-hnsw" or "torch-exact".
 	DenseEngine string `protobuf:"bytes,10,opt,name=dense_engine,json=denseEngine,proto3" json:"dense_engine,omitempty"`
-	// Query-embedding cache hits since start or the last ClearCache (server-wide).
+	// Query-embedding cache hits since start or the last ClearCache, all collections, summed over
+	// the server's processes (see cache_processes).
 	EmbeddingCacheHits uint64 `protobuf:"varint,11,opt,name=embedding_cache_hits,json=embeddingCacheHits,proto3" json:"embedding_cache_hits,omitempty"`
-	// Query-embedding cache misses since start or the last ClearCache (server-wide).
+	// Query-embedding cache misses since start or the last ClearCache, all collections, summed over
+	// the server's processes (see cache_processes).
 	EmbeddingCacheMisses uint64 `protobuf:"varint,12,opt,name=embedding_cache_misses,json=embeddingCacheMisses,proto3" json:"embedding_cache_misses,omitempty"`
-	// Retrieval cache hits for this collection since start or the last ClearCache.
+	// Retrieval cache hits for this collection since start or the last ClearCache, summed over the
+	// server's processes (see cache_processes).
 	RetrievalCacheHits uint64 `protobuf:"varint,13,opt,name=retrieval_cache_hits,json=retrievalCacheHits,proto3" json:"retrieval_cache_hits,omitempty"`
-	// Retrieval cache misses for this collection since start or the last ClearCache.
+	// Retrieval cache misses for this collection since start or the last ClearCache, summed over
+	// the server's processes (see cache_processes).
 	RetrievalCacheMisses uint64 `protobuf:"varint,14,opt,name=retrieval_cache_misses,json=retrievalCacheMisses,proto3" json:"retrieval_cache_misses,omitempty"`
-	// Retrieval cache entries currently held for this collection.
+	// Retrieval cache entries currently held for this collection, summed over the server's
+	// processes (each process caches for itself; see cache_processes).
 	RetrievalCacheEntries uint64 `protobuf:"varint,15,opt,name=retrieval_cache_entries,json=retrievalCacheEntries,proto3" json:"retrieval_cache_entries,omitempty"`
 	// Long-term memories stored in the collection.
 	Memories uint64 `protobuf:"varint,16,opt,name=memories,proto3" json:"memories,omitempty"`
@@ -1332,8 +1337,13 @@ type StatsResponse struct {
 	DeviceMemoryReservedBytes uint64 `protobuf:"varint,19,opt,name=device_memory_reserved_bytes,json=deviceMemoryReservedBytes,proto3" json:"device_memory_reserved_bytes,omitempty"`
 	// Total memory of dense_device. 0 when dense_device is "cpu".
 	DeviceMemoryTotalBytes uint64 `protobuf:"varint,20,opt,name=device_memory_total_bytes,json=deviceMemoryTotalBytes,proto3" json:"device_memory_total_bytes,omitempty"`
-	unknownFields          protoimpl.UnknownFields
-	sizeCache              protoimpl.SizeCache
+	// How many of the server's processes the cache counters above sum: every process (1 + the
+	// reader processes of server.processes), unless a reader was restarting or did not answer
+	// within 5 s (or the call's deadline, when nearer), which is then left out. 1 for a server of
+	// one process.
+	CacheProcesses uint32 `protobuf:"varint,21,opt,name=cache_processes,json=cacheProcesses,proto3" json:"cache_processes,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *StatsResponse) Reset() {
@@ -1502,6 +1512,13 @@ func (x *StatsResponse) GetDeviceMemoryReservedBytes() uint64 {
 func (x *StatsResponse) GetDeviceMemoryTotalBytes() uint64 {
 	if x != nil {
 		return x.DeviceMemoryTotalBytes
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetCacheProcesses() uint32 {
+	if x != nil {
+		return x.CacheProcesses
 	}
 	return 0
 }
@@ -2662,7 +2679,7 @@ const file_groundwire_v1_index_service_proto_rawDesc = "" +
 	"\fStatsRequest\x12\x1e\n" +
 	"\n" +
 	"collection\x18\x01 \x01(\tR\n" +
-	"collection\"\x96\a\n" +
+	"collection\"\xbf\a\n" +
 	"\rStatsResponse\x12=\n" +
 	"\n" +
 	"collection\x18\x01 \x01(\v2\x1d.groundwire.v1.CollectionInfoR\n" +
@@ -2690,7 +2707,8 @@ const file_groundwire_v1_index_service_proto_rawDesc = "" +
 	"link_edges\x18\x11 \x01(\x04R\tlinkEdges\x12A\n" +
 	"\x1ddevice_memory_allocated_bytes\x18\x12 \x01(\x04R\x1adeviceMemoryAllocatedBytes\x12?\n" +
 	"\x1cdevice_memory_reserved_bytes\x18\x13 \x01(\x04R\x19deviceMemoryReservedBytes\x129\n" +
-	"\x19device_memory_total_bytes\x18\x14 \x01(\x04R\x16deviceMemoryTotalBytes\":\n" +
+	"\x19device_memory_total_bytes\x18\x14 \x01(\x04R\x16deviceMemoryTotalBytes\x12'\n" +
+	"\x0fcache_processes\x18\x15 \x01(\rR\x0ecacheProcesses\":\n" +
 	"\x18CompactCollectionRequest\x12\x1e\n" +
 	"\n" +
 	"collection\x18\x01 \x01(\tR\n" +

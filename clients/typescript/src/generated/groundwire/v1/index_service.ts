@@ -409,15 +409,30 @@ export interface StatsResponse {
   denseDevice: string;
   /** Dense engine serving searches, for example "faiss-flat", "faiss-hnsw" or "torch-exact". */
   denseEngine: string;
-  /** Query-embedding cache hits since start or the last ClearCache (server-wide). */
+  /**
+   * Query-embedding cache hits since start or the last ClearCache, all collections, summed over
+   * the server's processes (see cache_processes).
+   */
   embeddingCacheHits: number;
-  /** Query-embedding cache misses since start or the last ClearCache (server-wide). */
+  /**
+   * Query-embedding cache misses since start or the last ClearCache, all collections, summed over
+   * the server's processes (see cache_processes).
+   */
   embeddingCacheMisses: number;
-  /** Retrieval cache hits for this collection since start or the last ClearCache. */
+  /**
+   * Retrieval cache hits for this collection since start or the last ClearCache, summed over the
+   * server's processes (see cache_processes).
+   */
   retrievalCacheHits: number;
-  /** Retrieval cache misses for this collection since start or the last ClearCache. */
+  /**
+   * Retrieval cache misses for this collection since start or the last ClearCache, summed over
+   * the server's processes (see cache_processes).
+   */
   retrievalCacheMisses: number;
-  /** Retrieval cache entries currently held for this collection. */
+  /**
+   * Retrieval cache entries currently held for this collection, summed over the server's
+   * processes (each process caches for itself; see cache_processes).
+   */
   retrievalCacheEntries: number;
   /** Long-term memories stored in the collection. */
   memories: number;
@@ -432,6 +447,13 @@ export interface StatsResponse {
   deviceMemoryReservedBytes: number;
   /** Total memory of dense_device. 0 when dense_device is "cpu". */
   deviceMemoryTotalBytes: number;
+  /**
+   * How many of the server's processes the cache counters above sum: every process (1 + the
+   * reader processes of server.processes), unless a reader was restarting or did not answer
+   * within 5 s (or the call's deadline, when nearer), which is then left out. 1 for a server of
+   * one process.
+   */
+  cacheProcesses: number;
 }
 
 /** CompactCollectionRequest names the collection to compact. */
@@ -2493,6 +2515,7 @@ function createBaseStatsResponse(): StatsResponse {
     deviceMemoryAllocatedBytes: 0,
     deviceMemoryReservedBytes: 0,
     deviceMemoryTotalBytes: 0,
+    cacheProcesses: 0,
   };
 }
 
@@ -2557,6 +2580,9 @@ export const StatsResponse: MessageFns<StatsResponse> = {
     }
     if (message.deviceMemoryTotalBytes !== 0) {
       writer.uint32(160).uint64(message.deviceMemoryTotalBytes);
+    }
+    if (message.cacheProcesses !== 0) {
+      writer.uint32(168).uint32(message.cacheProcesses);
     }
     return writer;
   },
@@ -2734,6 +2760,14 @@ export const StatsResponse: MessageFns<StatsResponse> = {
             message.deviceMemoryTotalBytes = longToNumber(reader.uint64());
             continue;
           }
+          case 21: {
+            if (tag !== 168) {
+              break;
+            }
+
+            message.cacheProcesses = reader.uint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2832,6 +2866,11 @@ export const StatsResponse: MessageFns<StatsResponse> = {
         : isSet(object.device_memory_total_bytes)
         ? globalThis.Number(object.device_memory_total_bytes)
         : 0,
+      cacheProcesses: isSet(object.cacheProcesses)
+        ? globalThis.Number(object.cacheProcesses)
+        : isSet(object.cache_processes)
+        ? globalThis.Number(object.cache_processes)
+        : 0,
     };
   },
 
@@ -2897,6 +2936,9 @@ export const StatsResponse: MessageFns<StatsResponse> = {
     if (message.deviceMemoryTotalBytes !== 0) {
       obj.deviceMemoryTotalBytes = Math.round(message.deviceMemoryTotalBytes);
     }
+    if (message.cacheProcesses !== 0) {
+      obj.cacheProcesses = Math.round(message.cacheProcesses);
+    }
     return obj;
   },
 
@@ -2927,6 +2969,7 @@ export const StatsResponse: MessageFns<StatsResponse> = {
     message.deviceMemoryAllocatedBytes = object.deviceMemoryAllocatedBytes ?? 0;
     message.deviceMemoryReservedBytes = object.deviceMemoryReservedBytes ?? 0;
     message.deviceMemoryTotalBytes = object.deviceMemoryTotalBytes ?? 0;
+    message.cacheProcesses = object.cacheProcesses ?? 0;
     return message;
   },
 };
