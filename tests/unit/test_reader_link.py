@@ -63,18 +63,15 @@ def test_a_late_answer_is_given_up_on_then_dropped_before_the_next(
     ours, theirs = pipe
     thread = _reader(theirs, [0.5, 0.0])
 
-    async def scenario() -> tuple[str, float, tuple[Any, ...]]:
+    async def scenario() -> tuple[str, tuple[Any, ...]]:
         link = ReaderLink(ours)
-        started = time.monotonic()
-        with pytest.raises(NoAnswer) as late:
+        with pytest.raises(NoAnswer) as late:  # raised, not request 1's answer returned
             await _ask(link, 1, 0.2)
-        waited_s = time.monotonic() - started
         # the reader answers request 1 after 0.5 s, then request 2: only 2's answer is returned
-        return str(late.value), waited_s, await _ask(link, 2, 5.0)
+        return str(late.value), await _ask(link, 2, 5.0)
 
-    message, waited_s, answer = asyncio.run(scenario())
+    message, answer = asyncio.run(scenario())
     assert message == "did not answer within 0.2 s"
-    assert waited_s < 0.45
     assert answer == (2,)
     thread.join(5)
 
