@@ -8,8 +8,9 @@ sends SIGTERM to every reader, waits for each (SIGKILL after the grace period) a
 no child outlives the primary or stays a zombie.
 
 A reader reports ("ready", pid, metrics port): its own metrics endpoint on loopback, which the
-primary's endpoint scrapes (server/telemetry/process_metrics.py). After "ready", the link carries the primary's requests (server/reader_link.py), each answered
-by the reader on the link with the request's id:
+primary's endpoint scrapes (server/telemetry/process_metrics.py). After "ready", the link
+carries the primary's requests (server/reader_link.py), each answered by the reader on the link
+with the request's id:
 - ClearCache (server/cache_clearing.py): ("clear_cache", id, tenant, collection) is answered
   ("cleared", id, retrieval entries, embedding entries);
 - Stats (server/cache_counting.py): ("cache_stats", id, tenant, collection) is answered
