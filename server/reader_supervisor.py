@@ -105,12 +105,15 @@ class ReaderSupervisor:
 
     def metrics_ports(self) -> dict[int, int | None]:
         """Reader number -> its loopback metrics port, None while it is not serving (starting
-        or restarting); called by the metrics endpoint's thread, so it only reads."""
+        or restarting); none once stopping. Called by the metrics endpoint's thread, so it only
+        reads (no waitpid: a reader that just died is refused until the watcher reaps it)."""
+        if self._stopping:
+            return {}
         ports: dict[int, int | None] = {}
         for number in range(1, self._count + 1):
             reader = self._readers.get(number)
-            serving = reader is not None and reader.ready and reader.process.is_alive()
-            ports[number] = reader.metrics_port if serving and reader is not None else None
+            ready = reader is not None and reader.ready
+            ports[number] = reader.metrics_port if ready and reader is not None else None
         return ports
 
     def send_signal(self, sig: int) -> None:

@@ -119,6 +119,28 @@ def test_two_registries_merge_into_one_labelled_exposition() -> None:
             assert sample.labels[PROCESS_LABEL] in ("0", "1"), sample
 
 
+def test_the_merged_families_expose_in_openmetrics_too() -> None:
+    """Prometheus asks for OpenMetrics: the strict parser reads the merged exposition back."""
+    reader_text = openmetrics.generate_latest(_process([0.01]).registry).decode()
+    reader_families = openmetrics_parser.text_string_to_metric_families(reader_text)
+    primary = _process([0.01, 0.02]).registry.collect()
+    registry = CollectorRegistry()
+    registry.register(_Families(labelled_families([(0, primary), (1, reader_families)])))
+    text = openmetrics.generate_latest(registry).decode()
+    families = {f.name: f for f in openmetrics_parser.text_string_to_metric_families(text)}
+    handled = families["grpc_server_handled"]
+    assert handled.type == "counter"
+    assert {
+        (s.name, s.labels[PROCESS_LABEL]): s.value
+        for s in handled.samples
+        if s.name.endswith("_total")
+    } == {(HANDLED, "0"): 2.0, (HANDLED, "1"): 1.0}
+    assert {s.labels[PROCESS_LABEL] for s in handled.samples if s.name.endswith("_created")} == {
+        "0",
+        "1",
+    }
+
+
 def test_merging_leaves_the_input_families_alone() -> None:
     families = list(_process([0.01]).registry.collect())
     before = [(f.name, [s.labels.copy() for s in f.samples]) for f in families]
