@@ -40,7 +40,7 @@ logger = logging.getLogger(__name__)
 
 READER_SCRAPE_TIMEOUT_S = 2.0
 """Longest wait for a reader's exposition during one scrape of the primary."""
-RESTARTING = "restarting"
+NOT_SERVING = "not serving (starting or restarting)"
 """Why a reader not (yet) serving is left out."""
 
 
@@ -79,7 +79,7 @@ class ProcessMetrics(Collector):
     def _scrape_readers(self, ports: Mapping[int, int | None]) -> dict[int, list[Metric]]:
         """The readers' families that arrived in time, by reader number."""
         answered: dict[int, list[Metric]] = {}
-        failures = {number: RESTARTING for number, port in ports.items() if not port}
+        failures = {number: NOT_SERVING for number, port in ports.items() if not port}
         serving = {number: port for number, port in ports.items() if port}
         if serving:
             pool = ThreadPoolExecutor(len(serving), thread_name_prefix="metrics-scrape")

@@ -186,5 +186,7 @@ def test_the_primary_scrapes_readers_and_leaves_out_those_not_answering(
         assert _samples(text, "groundwire_metrics_processes_scraped") == {frozenset(): 2.0}
     left_out = sorted(r.getMessage() for r in caplog.records)
     assert len(left_out) == 2, "one warning per reader left out, not one per scrape"
-    assert left_out[0] == "metrics: reader process 2 left out of the scrape: restarting"
+    assert left_out[0] == (
+        "metrics: reader process 2 left out of the scrape: not serving (starting or restarting)"
+    )
     assert left_out[1].startswith("metrics: reader process 3 left out of the scrape: URLError")
