@@ -42,7 +42,9 @@ class ServerTelemetry:
                 self._processes = ProcessMetrics(self.metrics.registry)
                 self._exposed = CollectorRegistry()
                 self._exposed.register(self._processes)
-        self.interceptor = TelemetryInterceptor(self.metrics)
+        self.interceptor = TelemetryInterceptor(
+            self.metrics, skip_forwarded=role.kind is ProcessKind.PRIMARY
+        )
         self._endpoint: WSGIServer | None = None
         self.metrics_port = 0
         """The bound metrics port once started (0 when metrics are off)."""

@@ -3,7 +3,8 @@
 A real server binary with metrics on a chosen port; many channels, each its own connection,
 land on both processes (tests/serving_process.py tells which serves a channel). One scrape of
 the configured port, parsed with prometheus_client's parser, holds every process's series
-labelled `server_process`, so the Retrieve calls each process handled add up to the calls made.
+labelled `server_process`, so the Retrieve calls each process handled add up to the calls made,
+and a call a reader forwards to the primary is counted once, by the reader.
 A reader killed with SIGKILL is left out of the scrapes until it serves again; the readers'
 own endpoints listen on loopback only.
 """
@@ -149,6 +150,27 @@ def test_one_scrape_of_the_configured_port_counts_the_calls_of_every_process(
     assert types.count(f"# TYPE {HANDLED} counter") == 1
     for process in ("0", "1"):  # scrape-time series of both processes are there too
         assert after[("groundwire_ready", frozenset({("server_process", process)}))] == 1
+
+
+def test_a_call_a_reader_forwards_is_counted_once(server: Server) -> None:
+    """ClearCache is served by the primary: a reader forwards it. The reader that received it
+    counts it, the primary does not count it again, so the sum over processes is the calls made."""
+    placement = [
+        serving_process(channel, COLLECTION, f"where is channel {n}")
+        for n, channel in enumerate(server.channels)
+    ]
+    assert set(placement) == {0, 1}, f"both processes must serve some channel: {placement}"
+    labels = {**RETRIEVE_OK, "grpc_method": "ClearCache"}
+
+    def handled(samples: Samples, process: str) -> float:
+        return samples.get((HANDLED, frozenset({**labels, "server_process": process}.items())), 0)
+
+    _, before = server.scrape()
+    for channel in server.channels:
+        rs_grpc.RetrievalServiceStub(channel).ClearCache(rs.ClearCacheRequest())
+    _, after = server.scrape()
+    moved = {p: handled(after, p) - handled(before, p) for p in ("0", "1")}
+    assert moved == {"0": placement.count(0), "1": placement.count(1)}
 
 
 def test_a_killed_reader_is_left_out_until_it_serves_again(server: Server) -> None:
