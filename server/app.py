@@ -141,7 +141,7 @@ def create_server(
     `runtime`: one already loaded (a reader loads before it binds the shared port)."""
     limit = settings.server.max_message_bytes
     runtime = runtime or Runtime(settings, follower=role.is_reader)
-    telemetry = ServerTelemetry(settings, runtime)
+    telemetry = ServerTelemetry(settings, runtime, role)
     grpc_server = grpc.aio.server(
         interceptors=[telemetry.interceptor],
         options=[

@@ -3,8 +3,10 @@
 Started by the primary (server/reader_supervisor.py) with multiprocessing's "spawn" start
 method, so it builds every gRPC and onnxruntime object itself (grpc Python cannot fork a process
 that has gRPC objects); it embeds with the device the primary chose, and on a CPU host never
-imports torch (core/embed/README.md, "Who imports torch"). It reports ("ready", pid) or
-("failed", reason) on its link to the primary, and stops gracefully on SIGTERM or SIGINT, or
+imports torch (core/embed/README.md, "Who imports torch"). It reports ("ready", pid, metrics
+port) or ("failed", reason) on its link to the primary (the port of its own metrics endpoint on
+loopback, which the primary's endpoint scrapes: server/telemetry/process_metrics.py; 0 with
+metrics off), and stops gracefully on SIGTERM or SIGINT, or
 when the link closes (the primary exited): a reader never outlives the primary it forwards
 writes to. While it serves, the link also carries the primary's requests to clear this
 process's caches (ClearCache, server/cache_clearing.py) and to count them (Stats,
@@ -58,7 +60,8 @@ async def _serve(settings: Settings, role: ProcessRole, link: Connection) -> Non
         return
     loop.add_signal_handler(signal.SIGHUP, server.reload_keys)
     loop.add_reader(link.fileno(), _on_link, link, runtime, stop)
-    link.send(("ready", os.getpid()))
+    metrics_port = server.telemetry.metrics_port if server.telemetry is not None else 0
+    link.send(("ready", os.getpid(), metrics_port))
     await stop.wait()
     loop.remove_reader(link.fileno())
     await server.stop()

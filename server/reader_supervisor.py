@@ -7,8 +7,10 @@ within `RESTART_WINDOW_S` seconds stop the whole server instead of restarting fo
 sends SIGTERM to every reader, waits for each (SIGKILL after the grace period) and reaps it, so
 no child outlives the primary or stays a zombie.
 
-After "ready", the link carries the primary's requests (server/reader_link.py), each answered
-by the reader on the link with the request's id:
+A reader reports ("ready", pid, metrics port): its own metrics endpoint on loopback, which the
+primary's endpoint scrapes (server/telemetry/process_metrics.py). After "ready", the link
+carries the primary's requests (server/reader_link.py), each answered by the reader on the link
+with the request's id:
 - ClearCache (server/cache_clearing.py): ("clear_cache", id, tenant, collection) is answered
   ("cleared", id, retrieval entries, embedding entries);
 - Stats (server/cache_counting.py): ("cache_stats", id, tenant, collection) is answered
@@ -65,6 +67,8 @@ class _Reader:
     link: ReaderLink
     ready: bool = False
     """Set once it reported ready: from then on the link carries the primary's requests."""
+    metrics_port: int = 0
+    """Its metrics endpoint on loopback, reported when ready (0: metrics off)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,8 +86,9 @@ class ReaderSupervisor:
     primary listening on `socket`."""
 
     def __init__(self, settings: Settings, socket: str, count: int) -> None:
-        # metrics.port belongs to the primary; each reader's endpoint takes a free port (logged)
-        metrics = dataclasses.replace(settings.metrics, port=0)
+        # metrics.port belongs to the primary, which serves every process's series; each
+        # reader's endpoint takes a free loopback port, reported when ready, for it to scrape
+        metrics = dataclasses.replace(settings.metrics, host="127.0.0.1", port=0)
         self._settings = settings.replace(metrics=metrics)
         self._socket = socket
         self._count = count
@@ -97,6 +102,19 @@ class ReaderSupervisor:
     def pids(self) -> dict[int, int]:
         """Reader number -> process id, of the readers running now."""
         return {n: r.process.pid for n, r in self._readers.items() if r.process.pid is not None}
+
+    def metrics_ports(self) -> dict[int, int | None]:
+        """Reader number -> its loopback metrics port, None while it is not serving (starting
+        or restarting); none once stopping. Called by the metrics endpoint's thread, so it only
+        reads (no waitpid: a reader that just died is refused until the watcher reaps it)."""
+        if self._stopping:
+            return {}
+        ports: dict[int, int | None] = {}
+        for number in range(1, self._count + 1):
+            reader = self._readers.get(number)
+            ready = reader is not None and reader.ready
+            ports[number] = reader.metrics_port if ready and reader is not None else None
+        return ports
 
     def send_signal(self, sig: int) -> None:
         """Send `sig` to every running reader (SIGHUP: reload the keys file)."""
@@ -248,6 +266,7 @@ class ReaderSupervisor:
             self._readers.pop(number, None)
             await asyncio.get_running_loop().run_in_executor(None, _reap, reader, KILL_AFTER_S)
             raise ReaderStartError(f"reader process {number} failed to start: {reason}")
+        reader.metrics_port = int(message[2])
         reader.ready = True
         logger.info("reader process %d ready (pid %d)", number, message[1])
 
@@ -259,9 +278,9 @@ class ReaderSupervisor:
         return len(self._restarts) <= MAX_RESTARTS
 
 
-async def _receive(link: Connection) -> tuple[str, object] | None:
+async def _receive(link: Connection) -> tuple[Any, ...] | None:
     """The reader's first message, or None when it exited without one."""
-    message: tuple[str, object] | None = await next_message(link)
+    message: tuple[Any, ...] | None = await next_message(link)
     return message
 
 

@@ -225,7 +225,8 @@ class TracingSettings:
 
 @dataclass(frozen=True, slots=True)
 class MetricsSettings:
-    """The Prometheus endpoint (GET /metrics in the text format), on its own port."""
+    """The Prometheus endpoint (GET /metrics in the text format), on its own port; with several
+    processes the primary's reports every process (server/telemetry/process_metrics.py)."""
 
     enabled: bool = False
     host: str = "127.0.0.1"

@@ -59,6 +59,8 @@ async def _serve_processes(settings: Settings, processes: int) -> None:
     try:
         server, _ = create_server(settings, role)
         server.runtime.reader_caches = readers  # ClearCache and Stats reach every process's caches
+        if server.telemetry is not None:  # the metrics endpoint reports every process
+            server.telemetry.scrape_readers(readers)
         await server.start()
         stop = _stop_on_signals(server)
         asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, _reload_keys, server, readers)

@@ -6,6 +6,11 @@ carries the RPC semantic conventions (`rpc.system`, `rpc.service`, `rpc.method`,
 (the handlers in `server.handlers` turn every error into an abort), never from exception text.
 While the RPC runs, the request id, the span and the `TelemetrySink` are in its context, so core
 stages and log records on worker threads see them too.
+
+The primary of several processes does not count the RPCs a reader forwarded to it (they arrive on
+its private unix socket): the reader that received the call counts it, so summing the RPC series
+over the server's processes counts each caller's call once. The primary still traces them and
+counts the stages it runs for them.
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ from server.telemetry.server_metrics import ServerMetrics
 Context = grpc.aio.ServicerContext[Any, Any]
 REQUEST_ID_ATTRIBUTE = "groundwire.request_id"
 UNTRACED_SERVICES = frozenset({"grpc.health.v1.Health"})  # probes: counted, not traced
+FORWARDED_PEER = "unix:"
+"""How a call a reader forwarded shows its peer in the primary (its private unix socket)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,10 +55,13 @@ class RpcName:
 
 
 class TelemetryInterceptor(grpc.aio.ServerInterceptor):
-    """Wraps every handler; `metrics` None leaves metrics out (tracing and ids still apply)."""
+    """Wraps every handler; `metrics` None leaves metrics out (tracing and ids still apply).
+    `skip_forwarded`: in the primary of several processes, leave calls forwarded by a reader out
+    of the RPC series (the reader counted them)."""
 
-    def __init__(self, metrics: ServerMetrics | None) -> None:
+    def __init__(self, metrics: ServerMetrics | None, skip_forwarded: bool = False) -> None:
         self._metrics = metrics
+        self._skip_forwarded = skip_forwarded
 
     async def intercept_service(
         self,
@@ -112,8 +122,11 @@ class TelemetryInterceptor(grpc.aio.ServerInterceptor):
     @contextmanager
     def _observed(self, rpc: RpcName, context: Context) -> Iterator[None]:
         started = time.perf_counter()
-        if self._metrics is not None:
-            self._metrics.rpc_started(rpc.grpc_type, rpc.service, rpc.method)
+        counted = self._metrics
+        if self._skip_forwarded and (context.peer() or "").startswith(FORWARDED_PEER):
+            counted = None
+        if counted is not None:
+            counted.rpc_started(rpc.grpc_type, rpc.service, rpc.method)
         request_id = request_id_from(context)
         parent = propagate.extract(_carrier(context))
         span = (
@@ -153,9 +166,9 @@ class TelemetryInterceptor(grpc.aio.ServerInterceptor):
             if code is not grpc.StatusCode.OK:
                 span.set_status(Status(StatusCode.ERROR, code.name))
             span.end()
-            if self._metrics is not None:
+            if counted is not None:
                 elapsed = time.perf_counter() - started
-                self._metrics.rpc_finished(
+                counted.rpc_finished(
                     rpc.grpc_type, rpc.service, rpc.method, code.name, elapsed
                 )
 

@@ -1,4 +1,8 @@
-"""`ServerTelemetry`: the tracing provider, metrics and metrics endpoint one server runs with."""
+"""`ServerTelemetry`: the tracing provider, metrics and metrics endpoint one server runs with.
+
+The endpoint serves this process's registry; the primary of several processes serves every
+process's series instead, each labelled with its process (server/telemetry/process_metrics.py).
+"""
 
 from __future__ import annotations
 
@@ -6,10 +10,12 @@ import logging
 from wsgiref.simple_server import WSGIServer
 
 from opentelemetry.sdk.trace import TracerProvider
-from prometheus_client import start_wsgi_server
+from prometheus_client import CollectorRegistry, start_wsgi_server
 
+from server.process_role import SINGLE, ProcessKind, ProcessRole
 from server.runtime import Runtime
 from server.settings import Settings
+from server.telemetry.process_metrics import ProcessMetrics, ReaderMetricsPorts
 from server.telemetry.rpc_interceptor import TelemetryInterceptor
 from server.telemetry.runtime_collector import RuntimeCollector
 from server.telemetry.server_metrics import ServerMetrics
@@ -22,26 +28,40 @@ class ServerTelemetry:
     """Built from settings with the runtime; `start()` opens the metrics port, `stop()` closes
     it and flushes spans still waiting for export."""
 
-    def __init__(self, settings: Settings, runtime: Runtime) -> None:
+    def __init__(self, settings: Settings, runtime: Runtime, role: ProcessRole = SINGLE) -> None:
         self._settings = settings
         self._provider: TracerProvider | None = install_tracing(settings.tracing)
         self.metrics: ServerMetrics | None = None
+        self._exposed: CollectorRegistry | None = None
+        self._processes: ProcessMetrics | None = None
         if settings.metrics.enabled:
             self.metrics = ServerMetrics()
             self.metrics.registry.register(RuntimeCollector(runtime))
-        self.interceptor = TelemetryInterceptor(self.metrics)
+            self._exposed = self.metrics.registry
+            if role.kind is ProcessKind.PRIMARY:  # serves every process's series
+                self._processes = ProcessMetrics(self.metrics.registry)
+                self._exposed = CollectorRegistry()
+                self._exposed.register(self._processes)
+        self.interceptor = TelemetryInterceptor(
+            self.metrics, skip_forwarded=role.kind is ProcessKind.PRIMARY
+        )
         self._endpoint: WSGIServer | None = None
         self.metrics_port = 0
         """The bound metrics port once started (0 when metrics are off)."""
 
+    def scrape_readers(self, readers: ReaderMetricsPorts) -> None:
+        """The primary's reader processes, whose series its endpoint serves too."""
+        if self._processes is not None:
+            self._processes.readers = readers
+
     def start(self) -> None:
         """Serve GET /metrics when metrics are enabled."""
-        if self.metrics is None or self._endpoint is not None:
+        if self._exposed is None or self._endpoint is not None:
             return
         config = self._settings.metrics
         try:
             self._endpoint, _ = start_wsgi_server(
-                config.port, addr=config.host, registry=self.metrics.registry
+                config.port, addr=config.host, registry=self._exposed
             )
         except OSError as exc:
             raise OSError(
