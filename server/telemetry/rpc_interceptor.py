@@ -168,9 +168,7 @@ class TelemetryInterceptor(grpc.aio.ServerInterceptor):
             span.end()
             if counted is not None:
                 elapsed = time.perf_counter() - started
-                counted.rpc_finished(
-                    rpc.grpc_type, rpc.service, rpc.method, code.name, elapsed
-                )
+                counted.rpc_finished(rpc.grpc_type, rpc.service, rpc.method, code.name, elapsed)
 
 
 def _carrier(context: Context) -> dict[str, str]:
