@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import time
 import urllib.request
 from collections import Counter
@@ -29,6 +28,7 @@ from groundwire.v1 import index_service_pb2 as ix
 from groundwire.v1 import index_service_pb2_grpc as ix_grpc
 from groundwire.v1 import retrieval_service_pb2 as rs
 from groundwire.v1 import retrieval_service_pb2_grpc as rs_grpc
+from tests.milvus_lite_server import free_port
 from tests.serve_subprocess import ServeSubprocess
 from tests.serving_process import serving_process
 
@@ -65,17 +65,10 @@ class Server:
         return text, samples
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     directory = tmp_path_factory.mktemp("process-metrics")
-    metrics_port = _free_port()
+    metrics_port = free_port()
     process = ServeSubprocess.start(
         directory / "data",
         directory / "server.log",
