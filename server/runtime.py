@@ -37,7 +37,7 @@ from core.retrieve.request import RetrievalResult
 from core.tune.collection_embedders import CollectionEmbedders
 from core.tune.tuner import CollectionTuner
 from server.generator_factory import build_context_window, build_generator
-from server.process_count import query_model_threads, resolved_processes
+from server.process_count import available_cores, query_model_threads, resolved_processes
 from server.reranker_factory import build_reranker
 from server.settings import Settings
 from server.storage_factory import build_storage_backend
@@ -120,6 +120,7 @@ class Runtime:
             cuda_graphs=model.cuda_graphs,
             onnx_cache=onnx_cache_root(model.onnx_cache_dir),
             onnx_threads=threads,
+            document_threads=available_cores(),  # ingest: every core, one process writes
             lazy_documents=self.follower,  # a reader embeds queries only (server.processes)
         )
         self._embedder = MicroBatchingEmbedder(

@@ -64,9 +64,10 @@ class ModelSettings:
     query_queue_max: int = 1024  # pending queries beyond this get RESOURCE_EXHAUSTED
     cuda_graphs: bool = True  # replay CUDA graphs for query batches up to 64 on CUDA devices
     # auto | auto-int8 | torch | onnx | onnx-int8 (core/embed/README.md). auto: on a CPU queries
-    # by onnx (onnxruntime, GIL released) and documents by torch, each the faster for its inputs;
-    # auto-int8: onnx-int8 queries (else onnx); on CUDA torch. onnx variants run on the CPU, built
-    # once from the model and verified against torch.
+    # and documents by onnx (onnxruntime, GIL released; faster than torch for both), documents in
+    # a session with a thread per available core; auto-int8: onnx-int8 queries (else onnx); on
+    # CUDA torch. onnx variants run on the CPU, built once from the model and verified against
+    # torch.
     runtime: ModelRuntime = ModelRuntime.AUTO
     # onnxruntime intra-op threads of each process's query model; 0 = the available cores shared
     # among the server processes, at least one each (server/process_count.py)

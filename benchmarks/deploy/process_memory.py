@@ -9,7 +9,7 @@ baseline runs the code of `--baseline-ref` (exported with `git archive`), the ot
 checkout. Each round starts one server of each in turn (order alternating), reads VmRSS of every
 process of its tree (benchmarks/ghz/tree_memory.py) once it serves, then after a read workload
 on CONNECTIONS connections (each its own TCP connection, so both processes serve): QUERIES
-Retrieve calls and one Answer per connection. Writes results/process_memory.{md,json}.
+Retrieve calls and one Answer per connection. Writes results/process_memory[-<--name>].{md,json}.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_CACHE, help="index cache")
     parser.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
+    parser.add_argument("--name", default="", help="suffix of the result files")
     return parser.parse_args()
 
 
@@ -110,14 +111,14 @@ def measure(
         shutil.rmtree(data_dir, ignore_errors=True)
     # the tree: primary, then its children (the two largest are primary and reader; the small
     # one is multiprocessing's resource tracker)
-    lazy = "documents by torch (loaded on use)" in server.log_text()
+    lazy = "passages loaded on first use" in server.log_text()
     loaded = "on its first use" in server.log_text()
     return {
         "idle": idle,
         "served": served,
         "startup_s": round(server.startup_s, 1),
         "reader_lazy": lazy,
-        "reader_loaded_torch_model": loaded,
+        "reader_loaded_passage_model": loaded,
     }
 
 
@@ -150,9 +151,10 @@ def main() -> None:
         "load_after": uptime(),
         "runs": runs,
     }
-    (RESULTS / "process_memory.json").write_text(json.dumps(record, indent=2) + "\n")
+    stem = "process_memory" + (f"-{args.name}" if args.name else "")
+    (RESULTS / f"{stem}.json").write_text(json.dumps(record, indent=2) + "\n")
     text = markdown(record)
-    (RESULTS / "process_memory.md").write_text(text)
+    (RESULTS / f"{stem}.md").write_text(text)
     print(text)
 
 

@@ -10,9 +10,10 @@ real pipeline indexes the set once per document runtime (`core.eval.runner.index
 vectors as configured by default, no whole-section baseline) and scores the server default (hybrid,
 weighted fusion, default section weight) and dense mode, MRR@10 and Recall@10, for every query
 runtime that reads that index: "torch", "onnx" and "onnx-int8" (documents and queries alike),
-"auto" (the server default on a CPU: documents by torch, queries by onnx fp32,
-`SplitRuntimeEmbedder`; "torch index, int8 queries" is `model.runtime = "auto-int8"`), "torch
-index, int8 queries" (the torch-indexed collection queried with onnx-int8 vectors) and, for each
+"auto" (the server default on a CPU: documents and queries by onnx fp32, sharing the onnx index)
+with "torch index, onnx queries" beside it (auto before 2026-11-25: documents by torch), "torch
+index, int8 queries" (the torch-indexed collection queried with onnx-int8 vectors; with onnx
+documents that is `model.runtime = "auto-int8"`) and, for each
 `--query-model NAME=FILE`, "torch index, NAME queries": the same torch index queried by that ONNX
 file (e.g. a quantisation variant from benchmarks/embed/int8_query_variants.py). Runtimes that
 share a document runtime share its index. `--runtimes` picks from torch, auto, onnx, onnx-int8 (the
@@ -71,6 +72,7 @@ DATASETS = {
     "r-faq": (SETS["r-faq"], None),
 }
 DISTRACTORS = 300
+AUTO_BEFORE = "torch index, onnx queries"
 CROSS = "torch index, int8 queries"
 
 
@@ -223,8 +225,10 @@ def main() -> None:
     rows: dict[str, dict[str, Embedder]] = {"torch": {}}
     if "torch" in wanted:
         rows["torch"]["torch"] = torch_embedder
-    if "auto" in wanted:  # the server default on a CPU: torch documents, onnx queries
-        rows["torch"]["auto"] = SplitRuntimeEmbedder(onnx["onnx"], torch_embedder)
+    if "auto" in wanted:  # the server default on a CPU: onnx fp32 documents and queries
+        rows["torch"][AUTO_BEFORE] = SplitRuntimeEmbedder(onnx["onnx"], torch_embedder)
+        documents["onnx"] = onnx["onnx"]
+        rows.setdefault("onnx", {})["auto"] = onnx["onnx"]
     if "onnx-int8" in wanted:
         rows["torch"][CROSS] = SplitRuntimeEmbedder(onnx["onnx-int8"], torch_embedder)
     for entry in args.query_model:
@@ -237,7 +241,7 @@ def main() -> None:
     for runtime in ("onnx", "onnx-int8"):
         if runtime in wanted:
             documents[runtime] = onnx[runtime]
-            rows[runtime] = {runtime: onnx[runtime]}
+            rows.setdefault(runtime, {})[runtime] = onnx[runtime]
     vectors = args.embedding_cache or args.cache_dir / "eval-vectors.sqlite"
     cached = {name: CachedEmbedder(e, vectors) for name, e in documents.items()}
     names = [name for group in rows.values() for name in group]

@@ -60,7 +60,8 @@ def groundwire_search(target: str, collection: str, mode: str) -> Iterator[Searc
 def groundwire_ingest(target: str, dataset: Path, documents: int) -> dict[str, Any]:
     """UpsertDocuments of the first `documents` python-faq sections (title as a Markdown heading)
     into a fresh collection: documents and chunks per second, end to end; beside it, the raw
-    model's encode rate on the very chunks the server stored (`raw_encode`)."""
+    model's encode rate on the very chunks the server stored (`raw_encode`: sentence-transformers,
+    torch) and the fp32 export's (`raw_export`: onnxruntime, the server's passage path)."""
     docs = []
     with (dataset / "corpus.jsonl").open(encoding="utf-8") as lines:
         for line in lines:
@@ -100,6 +101,9 @@ def groundwire_ingest(target: str, dataset: Path, documents: int) -> dict[str, A
         )
     )
     raw_all = raw_encode_rate(texts + section_texts, model)
+    export = load_export()
+    raw_export = raw_export_rate(texts, export)
+    raw_export_all = raw_export_rate(texts + section_texts, export)
     return {
         "probe_documents": len(docs),
         "chunks": reply.chunks_written,
@@ -113,12 +117,46 @@ def groundwire_ingest(target: str, dataset: Path, documents: int) -> dict[str, A
         "end_to_end_share_of_raw_with_sections": round(
             reply.chunks_written / seconds / (len(texts) / raw_all["seconds"]), 3
         ),
+        "raw_export": raw_export,
+        "end_to_end_share_of_export": round(chunks_per_s / raw_export["chunks_per_s"], 3),
+        "raw_export_with_sections": raw_export_all,
+        "end_to_end_share_of_export_with_sections": round(
+            reply.chunks_written / seconds / (len(texts) / raw_export_all["seconds"]), 3
+        ),
+    }
+
+
+def load_export() -> Any:
+    """The server's passage path under the default `model.runtime` (auto) on a CPU: the fp32
+    ONNX export from the host's cache in a session of every available core's threads."""
+    from core.embed.model_runtime import ModelRuntime
+    from core.embed.onnx_build import cache_root, load_onnx_embedder
+    from core.embed.sentence_transformer_embedder import default_model_path
+    from server.process_count import available_cores
+
+    return load_onnx_embedder(
+        Path(default_model_path()), cache_root(), ModelRuntime.ONNX, threads=available_cores()
+    )
+
+
+def raw_export_rate(texts: list[str], export: Any, batch_size: int = 32) -> dict[str, Any]:
+    """The fp32 export (`load_export`) embedding `texts` as passages, batch 32 as the server
+    does, in this process while the server idles."""
+    export.embed_documents(texts[:batch_size])  # warm-up
+    started = time.perf_counter()
+    export.embed_documents(texts)
+    seconds = time.perf_counter() - started
+    return {
+        "chunks": len(texts),
+        "seconds": round(seconds, 2),
+        "chunks_per_s": round(len(texts) / seconds, 2),
     }
 
 
 def raw_encode_rate(texts: list[str], model: Any, batch_size: int = 32) -> dict[str, Any]:
-    """`model` (the bundled model in sentence-transformers on the CPU, torch: the server's
-    document path and batch size) encoding `texts`, in this process while the server idles."""
+    """`model` (the bundled model in sentence-transformers on the CPU, torch: what the peers
+    run, and the server's passage path without a usable ONNX export) encoding `texts`, in this
+    process while the server idles."""
     model.encode(texts[:batch_size], batch_size=batch_size)  # warm-up
     started = time.perf_counter()
     model.encode(texts, batch_size=batch_size, normalize_embeddings=True)

@@ -104,6 +104,15 @@ def markdown(record: dict[str, Any]) -> str:
                 f"model takes {gw['raw_encode_with_sections']['seconds']} s for chunks and those "
                 f"together, so end to end is {gw['end_to_end_share_of_raw_with_sections']:.0%} of "
                 "the model's time for the same work. "
+                + (
+                    f"The server's own passage path (the fp32 ONNX export, onnxruntime, batch 32), "
+                    f"timed alone on the same texts: {gw['raw_export']['chunks_per_s']} chunks/s "
+                    f"on the chunks ({gw['end_to_end_share_of_export']:.0%} of it end to end), "
+                    f"{gw['raw_export_with_sections']['seconds']} s with the section texts "
+                    f"({gw['end_to_end_share_of_export_with_sections']:.0%}). "
+                    if "raw_export" in gw
+                    else ""
+                )
                 if "raw_encode" in gw
                 else ". "
             )

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from core.embed.model_runtime import ModelRuntime
 from core.embed.protocol import Embedder
+from core.embed.split_runtime_embedder import SplitRuntimeEmbedder
 
 if TYPE_CHECKING:
     from core.embed.onnx_embedder import OnnxEmbedder
@@ -25,51 +27,108 @@ def build_embedder(
     cuda_graphs: bool = True,
     onnx_cache: Path | None = None,
     onnx_threads: int = 0,
+    document_threads: int = 0,
     lazy_documents: bool = False,
 ) -> Embedder:
     """The embedder for `runtime`: sentence-transformers on `device` for torch; for onnx and
     onnx-int8 an `OnnxEmbedder` on the CPU, built and verified once under `onnx_cache` (see
-    core.embed.onnx_build); for auto on a CPU a `SplitRuntimeEmbedder` (queries onnx, documents
-    torch), for auto-int8 the same with onnx-int8 queries (else onnx); on CUDA both are torch. An
-    ONNX variant that fails verification is logged at ERROR with the reason and the next one
-    (auto-int8's onnx after onnx-int8, else torch) serves instead; with onnx or onnx-int8 configured,
-    a missing onnxruntime raises RuntimeError naming the pip command (auto logs it and serves
-    with torch).
+    core.embed.onnx_build); for auto on a CPU a `SplitRuntimeEmbedder` of the fp32 export for
+    queries and documents (auto-int8: onnx-int8 queries, else onnx) under the source model's
+    name; on CUDA both are torch. An ONNX variant that fails verification is logged at ERROR with
+    the reason and the next one (auto-int8's onnx after onnx-int8, else torch) serves instead;
+    with onnx or onnx-int8 configured, a missing onnxruntime raises RuntimeError naming the pip
+    command (auto logs it and serves with torch).
 
-    `lazy_documents` (a reader process, which embeds queries only): under auto(-int8) on a CPU, the
-    torch model is loaded on its first use instead of now (core.embed.lazy_embedder), token
-    counts coming from the ONNX runtime's copy of the model's tokenizer until then.
+    `onnx_threads`: the query session's intra-op threads (0: onnxruntime's choice).
+    `document_threads`: the passage session's (0: the query session's; another value gets a
+    session of its own, so ingest can use every core while each server process's queries use
+    their share). `lazy_documents` (a reader process, which embeds queries only): the passage
+    half is loaded on its first use instead of now (core.embed.lazy_embedder), identity and
+    token counts coming from the query session's copy of the model's tokenizer until then.
     """
     if runtime.is_auto and device == "cpu":
-        documents = None if lazy_documents else _torch(model_path, device, batch_size, cuda_graphs)
         queries = _auto_queries(model_path, runtime, onnx_cache, batch_size, onnx_threads)
         if queries is None:
-            return documents or _torch(model_path, device, batch_size, cuda_graphs)
-        from core.embed.split_runtime_embedder import SplitRuntimeEmbedder
-
-        if documents is None:
-            from core.embed.lazy_embedder import LazyEmbedder
-
-            logger.info(
-                "model.runtime %s: queries by %s, documents by torch (loaded on use)",
-                runtime.value,
-                queries.runtime.value,
-            )
-            load = functools.partial(_torch, model_path, device, batch_size, cuda_graphs)
-            return SplitRuntimeEmbedder(queries, LazyEmbedder(load, queries, model_path))
+            return _torch(model_path, device, batch_size, cuda_graphs)
+        load = functools.partial(
+            _auto_documents,
+            model_path,
+            queries,
+            onnx_cache,
+            batch_size,
+            document_threads,
+            cuda_graphs,
+        )
+        documents = _document_half(load, queries, model_path, lazy_documents)
         logger.info(
-            "model.runtime %s: queries by %s, documents by torch",
+            "model.runtime %s: queries by %s (%d thread(s)), passages %s",
             runtime.value,
             queries.runtime.value,
+            queries.threads,
+            "loaded on first use" if lazy_documents else "loaded",
         )
-        return SplitRuntimeEmbedder(queries, documents)
+        return SplitRuntimeEmbedder(queries, documents, model_name=model_path)
     if runtime.is_onnx:
         if device != "cpu":
             logger.warning("model.runtime %s runs on the CPU, not on %s", runtime.value, device)
         embedder = _onnx(model_path, runtime, onnx_cache, batch_size, onnx_threads, required=True)
         if embedder is not None:
-            return embedder
+            if not document_threads or document_threads == embedder.threads:
+                return embedder
+            passages = functools.partial(
+                _onnx, model_path, runtime, onnx_cache, batch_size, document_threads, required=True
+            )
+            documents = _document_half(passages, embedder, embedder.model_name, lazy_documents)
+            return SplitRuntimeEmbedder(embedder, documents)
     return _torch(model_path, device, batch_size, cuda_graphs)
+
+
+def _document_half(
+    load: Callable[[], Embedder | None], queries: Embedder, model_name: str, lazy: bool
+) -> Embedder:
+    """The embedder for passages: `load()` now, or (`lazy`, a reader process) on first use,
+    described until then by `queries` (the same model and tokenizer files)."""
+    if lazy:
+        from core.embed.lazy_embedder import LazyEmbedder
+
+        return LazyEmbedder(lambda: _loaded(load), queries, model_name)
+    return _loaded(load)
+
+
+def _loaded(load: Callable[[], Embedder | None]) -> Embedder:
+    embedder = load()
+    if embedder is None:
+        raise RuntimeError("the document model could not be loaded (see the log above)")
+    return embedder
+
+
+def _auto_documents(
+    model_path: str,
+    queries: OnnxEmbedder,
+    onnx_cache: Path | None,
+    batch_size: int,
+    threads: int,
+    cuda_graphs: bool,
+) -> Embedder:
+    """auto's document runtime on a CPU: the fp32 export (the same vectors as torch to float
+    noise, faster on real chunk batches: benchmarks/results/passage_runtimes.md), in a session of
+    its own when `threads` (ingest is throughput work, given every core) differs from the query
+    session's; torch when the fp32 export is refused or fails to load."""
+    if queries.runtime is ModelRuntime.ONNX and (not threads or threads == queries.threads):
+        logger.info("passages by the query session (onnx, %d thread(s))", queries.threads)
+        return queries
+    logger.info("passages by onnx in a session of %d thread(s)", threads or queries.threads)
+    documents = _onnx(
+        model_path,
+        ModelRuntime.ONNX,
+        onnx_cache,
+        batch_size,
+        threads or queries.threads,
+        required=False,
+    )
+    return (
+        documents if documents is not None else _torch(model_path, "cpu", batch_size, cuda_graphs)
+    )
 
 
 def _torch(model_path: str, device: str, batch_size: int, cuda_graphs: bool) -> Embedder:

@@ -1,15 +1,14 @@
 """`LazyEmbedder`: an embedder whose model is loaded on first use, described until then by a twin.
 
 A reader process (server.processes > 1) embeds queries only, by onnxruntime under the default
-`model.runtime = auto`; the torch model that embeds its documents is needed only when the reader
-embeds a passage (the extractive generator's `all` scoring) or a tuned model's work. Loading it
-at start-up costs each reader the model's weights and torch's working memory
-(benchmarks/results/memory_sizing.md). This wrapper defers the load to the first
+`model.runtime = auto`; the passage model (a second onnxruntime session with every core's
+threads, or torch when the export is refused) is needed only when the reader embeds a passage
+(the extractive generator's `all` scoring). Loading it at start-up costs each reader the model's
+weights again (benchmarks/results/memory_sizing.md). This wrapper defers the load to the first
 `embed_documents` / `embed_queries` call. Its identity (dimension, token limits, device,
-additivity) and token counts come from a twin: another runtime of the same model, with the same
-tokenizer files (the ONNX export of the model, verified against torch when it was built), so
-nothing a caller sees differs before or after the load. `model_name` is given (torch's), as the
-split embedder records torch's name for a collection whichever runtime serves queries.
+additivity) and token counts come from a twin: another session or runtime of the same model,
+with the same tokenizer files (the query session), so nothing a caller sees differs before or
+after the load. `model_name` is given (the name the split embedder records for a collection).
 """
 
 from __future__ import annotations
@@ -74,10 +73,10 @@ class LazyEmbedder:
                     model.device,
                     model.additive_token_counts,
                 )
-                if mine != theirs or model.model_name != self.model_name:
+                if mine != theirs:
                     raise RuntimeError(
                         f"{model.model_name} loaded as (dimension, max_tokens, device, additive)"
-                        f" {theirs}, but it was described as {self.model_name} {mine}"
+                        f" {theirs}, but {self.model_name} was described as {mine}"
                     )
                 self._loaded = model
             return self._loaded

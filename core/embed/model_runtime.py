@@ -6,9 +6,11 @@ from enum import Enum
 
 
 class ModelRuntime(str, Enum):
-    """`auto` (the default): on a CPU, queries by `onnx` and documents by `torch` (each the faster
-    for its inputs, same vectors to float noise); on CUDA, `torch`. `auto-int8` (opt-in): the same
-    split with `onnx-int8` queries (about 0.8x fp32's CPU per query; retrieval within 0.005
+    """`auto` (the default): on a CPU, queries and documents by `onnx` (documents in a session of
+    every core's threads, queries in one of each server process's share; the same vectors as
+    torch to float noise, recorded under torch's model name), `torch` when the export is refused
+    or onnxruntime is missing; on CUDA, `torch`. `auto-int8` (opt-in): the same with `onnx-int8`
+    queries (about 0.8x fp32's CPU per query; retrieval within 0.005
     MRR@10 of fp32 queries one at a time and in batches of 8, but not in batches of 4 on
     python-faq: benchmarks/results/int8_queries.md), falling back to `onnx` queries, then torch.
     `torch`: sentence-transformers (any device). `onnx`: an fp32 ONNX export run by onnxruntime

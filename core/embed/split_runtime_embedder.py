@@ -1,13 +1,15 @@
-"""`SplitRuntimeEmbedder`: one model, queries computed by one runtime and documents by another.
+"""`SplitRuntimeEmbedder`: one model, queries computed by one runtime or session and documents
+by another.
 
-The runtimes of one model agree to float noise (onnx fp32 vs torch: cosine 1.00000, verified at
-build time), but not at the same speed for every input: onnxruntime is faster for short query
-batches and releases the GIL for the whole forward pass, torch is faster for long passage batches
-on this CPU (benchmarks/results/embed_runtimes.md). The server's query path is the latency- and
-GIL-critical one; ingestion is throughput-bound. This embedder lets each use its faster runtime.
+The server's query path is latency- and GIL-critical and each server process gets its share of
+the cores for it; ingestion is throughput-bound and gets all of them. Under `model.runtime =
+auto` on a CPU both halves run the fp32 ONNX export (cosine 1.00000 to torch, verified at build
+time), in two onnxruntime sessions when their thread counts differ; under auto-int8 the query
+half is the int8 export; without a usable export both are torch (core.embed.embedder_factory).
 
-Identity: `model_name` is the document runtime's, so a collection records the same model name
-whichever runtime serves its queries (and the model check compares vectors, not names).
+Identity: `model_name` is the document runtime's unless given (auto gives the source model's,
+the name torch reports), so a collection records the same model name whichever runtime indexed
+it or serves its queries (and the model check compares vectors, not names).
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ class SplitRuntimeEmbedder:
     """`embed_queries` by `queries`, everything else (documents, token counts) by `documents`;
     thread-safe when both are. Both must be the same model (same dimension and tokenizer)."""
 
-    def __init__(self, queries: Embedder, documents: Embedder) -> None:
+    def __init__(
+        self, queries: Embedder, documents: Embedder, *, model_name: str | None = None
+    ) -> None:
         if queries.dimension != documents.dimension:
             raise ValueError(
                 f"query and document runtimes disagree on the dimension: {queries.dimension} "
@@ -34,7 +38,7 @@ class SplitRuntimeEmbedder:
             )
         self.queries = queries
         self.documents = documents
-        self.model_name = documents.model_name
+        self.model_name = documents.model_name if model_name is None else model_name
         self.dimension = documents.dimension
         self.max_tokens = documents.max_tokens
         self.device = documents.device

@@ -1,5 +1,6 @@
-"""`groundwire serve` with the default model.runtime (auto): queries by the ONNX export, documents
-by torch. The export lives in the host's cache (model.onnx_cache_dir), outside every data
+"""`groundwire serve` with the default model.runtime (auto): queries and passages by the ONNX
+export (the demo corpus indexed by it at start-up, passages in a session of every core's threads
+when the query session has fewer). The export lives in the host's cache (model.onnx_cache_dir), outside every data
 directory: a server on a second, fresh data directory reuses it instead of building its own."""
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ def test_the_default_server_queries_with_onnx_and_shares_one_export_across_data_
         logs.append(server.log_text())
         assert not (data / "models").exists()
     for log in logs:
-        assert "model.runtime auto: queries by onnx, documents by torch" in log
+        assert "model.runtime auto: queries by onnx (" in log
+        assert "passages by onnx in a session of" in log or "passages by the query session" in log
     assert "embedding runtime onnx: reusing" in logs[1]
     assert "onnx: building" not in logs[1]

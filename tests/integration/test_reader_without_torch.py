@@ -1,9 +1,8 @@
 """A reader process on a CPU host serves queries without loading torch (`serve --processes 2`).
 
 A real server binary with the default model settings (`model.device = "auto"`, which is the CPU
-here, and `model.runtime = "auto"`): the primary embeds documents with torch; the reader embeds
-queries with onnxruntime and loads torch's model only if it ever embeds a passage, which serving
-Retrieve and Answer does not. After both, served through a connection that reaches the reader
+here, and `model.runtime = "auto"`): both embed with onnxruntime, and `model.device = "auto"` makes the
+primary import torch to look for CUDA; the reader, given the primary's choice, never does. After both, served through a connection that reaches the reader
 (tests/serving_process.py), the reader's memory map (/proc/<pid>/maps) holds no torch shared
 object, while the primary's does: the same check sees torch where it is loaded. Python-only
 packages leave no trace in the map, so a fresh interpreter also builds a reader's runtime on the

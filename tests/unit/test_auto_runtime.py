@@ -1,7 +1,9 @@
-"""model.runtime = auto (the default): on a CPU queries by the ONNX export, documents by torch;
-the model's identity stays torch's, collections indexed by either runtime serve under the other,
-and whatever keeps the export from loading leaves a torch server, not a failed start. auto-int8
-(opt-in): int8 queries, a refused int8 build leaving fp32 queries."""
+"""model.runtime = auto (the default): on a CPU queries and passages by the fp32 ONNX export
+(passages in a session of their own when given more threads); the model's identity stays the
+source model's (torch's name), collections indexed by either runtime serve under the other, and
+whatever keeps the export from loading leaves a torch server, not a failed start. auto-int8
+(opt-in): int8 queries, fp32 passages, a refused int8 build leaving fp32 queries, a refused fp32
+build torch passages."""
 
 from __future__ import annotations
 
@@ -61,13 +63,15 @@ def test_auto_is_the_default_runtime() -> None:
     assert not ModelRuntime.AUTO.is_onnx
 
 
-def test_auto_embeds_queries_with_onnx_and_documents_with_torch(
+def test_auto_embeds_queries_and_documents_with_onnx(
     auto: SplitRuntimeEmbedder, embedder: SentenceTransformerEmbedder
 ) -> None:
     onnx = load_onnx_embedder(Path(default_model_path()), cache_root(), ModelRuntime.ONNX)
+    assert isinstance(auto.documents, OnnxEmbedder) and auto.documents is auto.queries
     np.testing.assert_array_equal(auto.embed_queries(QUERIES), onnx.embed_queries(QUERIES))
+    np.testing.assert_array_equal(auto.embed_documents(PASSAGES), onnx.embed_documents(PASSAGES))
     np.testing.assert_allclose(
-        auto.embed_documents(PASSAGES), embedder.embed_documents(PASSAGES), atol=1e-6
+        auto.embed_documents(PASSAGES), embedder.embed_documents(PASSAGES), atol=1e-5
     )
     cosines = np.sum(auto.embed_queries(QUERIES) * embedder.embed_queries(QUERIES), axis=1)
     assert cosines.min() >= 0.9999, cosines
@@ -88,8 +92,10 @@ def test_auto_int8_embeds_queries_with_the_int8_export(
     assert isinstance(built, SplitRuntimeEmbedder)
     int8 = load_onnx_embedder(Path(default_model_path()), cache_root(), ModelRuntime.ONNX_INT8)
     np.testing.assert_array_equal(built.embed_queries(QUERIES), int8.embed_queries(QUERIES))
+    assert isinstance(built.documents, OnnxEmbedder)
+    assert built.documents.runtime is ModelRuntime.ONNX  # passages stay fp32
     np.testing.assert_allclose(
-        built.embed_documents(PASSAGES), embedder.embed_documents(PASSAGES), atol=1e-6
+        built.embed_documents(PASSAGES), embedder.embed_documents(PASSAGES), atol=1e-5
     )
     cosines = np.sum(built.embed_queries(QUERIES) * embedder.embed_queries(QUERIES), axis=1)
     assert cosines.min() >= MIN_COSINE, cosines  # the build's verification bar
@@ -181,13 +187,18 @@ def test_the_onnx_cache_lives_outside_the_data_directory(
     assert cache_root(configured.model.onnx_cache_dir) == tmp_path / "mine"
 
 
-def test_a_reader_loads_the_torch_document_model_only_on_first_use(
-    tmp_path: Path, embedder: SentenceTransformerEmbedder
+def test_a_reader_loads_the_passage_session_only_on_first_use(
+    tmp_path: Path, embedder: SentenceTransformerEmbedder, caplog: pytest.LogCaptureFixture
 ) -> None:
     """lazy_documents (reader processes): same identity and token counts before the load, the
-    model check by the ONNX twin, torch's own vectors once a passage is embedded."""
+    model check by the query session, the passage session's vectors once a passage is embedded."""
     lazy = build_embedder(
-        default_model_path(), ModelRuntime.AUTO, onnx_cache=cache_root(), lazy_documents=True
+        default_model_path(),
+        ModelRuntime.AUTO,
+        onnx_cache=cache_root(),
+        onnx_threads=1,
+        document_threads=2,
+        lazy_documents=True,
     )
     assert isinstance(lazy, SplitRuntimeEmbedder)
     documents = lazy.documents
@@ -209,11 +220,12 @@ def test_a_reader_loads_the_torch_document_model_only_on_first_use(
         ModelCheck(without_loading(lazy)).require(collection)
     finally:
         collection.close()
-    assert not documents.loaded  # nothing so far needed the torch model
-    np.testing.assert_allclose(
-        lazy.embed_documents(PASSAGES), embedder.embed_documents(PASSAGES), atol=1e-6
-    )
+    assert not documents.loaded  # nothing so far needed the passage session
+    with caplog.at_level(logging.INFO, logger="core.embed.embedder_factory"):
+        vectors = lazy.embed_documents(PASSAGES)
+    np.testing.assert_allclose(vectors, embedder.embed_documents(PASSAGES), atol=1e-5)
     assert documents.loaded and without_loading(lazy) is lazy
+    assert "passages by onnx in a session of 2 thread(s)" in caplog.text
     assert lazy.count_tokens(PASSAGES[1]) == embedder.count_tokens(PASSAGES[1])
 
 
@@ -225,3 +237,56 @@ def test_the_query_session_runs_the_threads_it_is_given(auto: SplitRuntimeEmbedd
     assert isinstance(built, SplitRuntimeEmbedder)
     assert isinstance(built.queries, OnnxEmbedder) and built.queries.threads == 1
     np.testing.assert_allclose(built.embed_queries(QUERIES), auto.embed_queries(QUERIES), atol=1e-5)
+
+
+def test_passages_get_a_session_of_their_own_when_given_more_threads(
+    auto: SplitRuntimeEmbedder, embedder: SentenceTransformerEmbedder
+) -> None:
+    """`document_threads` (the server gives every core to ingest, each process's queries their
+    share): a second onnxruntime session of the same export, the same vectors."""
+    for runtime in (ModelRuntime.AUTO, ModelRuntime.ONNX):
+        built = build_embedder(
+            default_model_path(),
+            runtime,
+            onnx_cache=cache_root(),
+            onnx_threads=1,
+            document_threads=2,
+        )
+        assert isinstance(built, SplitRuntimeEmbedder), runtime
+        queries, documents = built.queries, built.documents
+        assert isinstance(queries, OnnxEmbedder) and isinstance(documents, OnnxEmbedder)
+        assert (queries.threads, documents.threads) == (1, 2)
+        np.testing.assert_allclose(
+            built.embed_documents(PASSAGES), auto.embed_documents(PASSAGES), atol=1e-6
+        )
+        assert built.count_tokens(PASSAGES[1]) == embedder.count_tokens(PASSAGES[1])
+    assert built.model_name == f"{default_model_path()} (onnx)"  # explicit onnx: its own name
+    same = build_embedder(
+        default_model_path(),
+        ModelRuntime.ONNX,
+        onnx_cache=cache_root(),
+        onnx_threads=2,
+        document_threads=2,
+    )
+    assert isinstance(same, OnnxEmbedder)  # one session when the counts agree
+
+
+def test_a_refused_fp32_build_leaves_auto_int8_with_torch_passages(
+    tmp_path: Path, embedder: SentenceTransformerEmbedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    built = variant_dir(Path(default_model_path()), cache_root())
+    root = tmp_path / "models"
+    shutil.copytree(built, root / built.name, ignore=shutil.ignore_patterns(".lock"))
+    manifest_path = root / built.name / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    reason = "onnx differs from the torch model: passage 1: 0.9712"
+    manifest["variants"]["onnx"].update(verified=False, reason=reason)
+    manifest_path.write_text(json.dumps(manifest))
+    with caplog.at_level(logging.ERROR, logger="core.embed.embedder_factory"):
+        served = build_embedder(default_model_path(), ModelRuntime.AUTO_INT8, onnx_cache=root)
+    assert isinstance(served, SplitRuntimeEmbedder)
+    assert isinstance(served.queries, OnnxEmbedder)
+    assert served.queries.runtime is ModelRuntime.ONNX_INT8
+    assert isinstance(served.documents, SentenceTransformerEmbedder)
+    assert served.model_name == embedder.model_name == default_model_path()
+    assert f"model.runtime onnx refused, serving with torch instead: {reason}" in caplog.text
