@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -142,24 +142,27 @@ def load_export() -> Any:
 def raw_export_rate(texts: list[str], export: Any, batch_size: int = 32) -> dict[str, Any]:
     """The fp32 export (`load_export`) embedding `texts` as passages, batch 32 as the server
     does, in this process while the server idles."""
-    export.embed_documents(texts[:batch_size])  # warm-up
-    started = time.perf_counter()
-    export.embed_documents(texts)
-    seconds = time.perf_counter() - started
-    return {
-        "chunks": len(texts),
-        "seconds": round(seconds, 2),
-        "chunks_per_s": round(len(texts) / seconds, 2),
-    }
+    return _timed_rate(texts, export.embed_documents, batch_size)
 
 
 def raw_encode_rate(texts: list[str], model: Any, batch_size: int = 32) -> dict[str, Any]:
     """`model` (the bundled model in sentence-transformers on the CPU, torch: what the peers
     run, and the server's passage path without a usable ONNX export) encoding `texts`, in this
     process while the server idles."""
-    model.encode(texts[:batch_size], batch_size=batch_size)  # warm-up
+    return _timed_rate(
+        texts,
+        lambda batch: model.encode(batch, batch_size=batch_size, normalize_embeddings=True),
+        batch_size,
+    )
+
+
+def _timed_rate(
+    texts: list[str], encode: Callable[[list[str]], Any], batch_size: int
+) -> dict[str, Any]:
+    """`encode(texts)` timed after a warm-up on one batch: texts, seconds and texts/s."""
+    encode(texts[:batch_size])  # warm-up
     started = time.perf_counter()
-    model.encode(texts, batch_size=batch_size, normalize_embeddings=True)
+    encode(texts)
     seconds = time.perf_counter() - started
     return {
         "chunks": len(texts),

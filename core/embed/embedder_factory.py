@@ -114,17 +114,13 @@ def _auto_documents(
     noise, faster on real chunk batches: benchmarks/results/passage_runtimes.md), in a session of
     its own when `threads` (ingest is throughput work, given every core) differs from the query
     session's; torch when the fp32 export is refused or fails to load."""
-    if queries.runtime is ModelRuntime.ONNX and (not threads or threads == queries.threads):
-        logger.info("passages by the query session (onnx, %d thread(s))", queries.threads)
+    threads = threads or queries.threads
+    if queries.runtime is ModelRuntime.ONNX and threads == queries.threads:
+        logger.info("passages by the query session (onnx, %d thread(s))", threads)
         return queries
-    logger.info("passages by onnx in a session of %d thread(s)", threads or queries.threads)
+    logger.info("passages by onnx in a session of %d thread(s)", threads)
     documents = _onnx(
-        model_path,
-        ModelRuntime.ONNX,
-        onnx_cache,
-        batch_size,
-        threads or queries.threads,
-        required=False,
+        model_path, ModelRuntime.ONNX, onnx_cache, batch_size, threads, required=False
     )
     return (
         documents if documents is not None else _torch(model_path, "cpu", batch_size, cuda_graphs)

@@ -47,6 +47,19 @@ PASSAGES = [
 ]
 
 
+def _cache_refusing(tmp_path: Path, variant: ModelRuntime, reason: str) -> Path:
+    """A copy of the host's ONNX cache under `tmp_path` whose manifest records `variant` as
+    refused for `reason` (the verdict a failed verification leaves)."""
+    built = variant_dir(Path(default_model_path()), cache_root())
+    root = tmp_path / "models"
+    shutil.copytree(built, root / built.name, ignore=shutil.ignore_patterns(".lock"))
+    manifest_path = root / built.name / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["variants"][variant.value].update(verified=False, reason=reason)
+    manifest_path.write_text(json.dumps(manifest))
+    return root
+
+
 @pytest.fixture(scope="module")
 def auto() -> SplitRuntimeEmbedder:
     """The default runtime as the server builds it, from the host's shared ONNX cache."""
@@ -111,14 +124,8 @@ def test_auto_int8_embeds_queries_with_the_int8_export(
 def test_a_refused_int8_build_leaves_auto_int8_with_fp32_queries(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    built = variant_dir(Path(default_model_path()), cache_root())
-    root = tmp_path / "models"
-    shutil.copytree(built, root / built.name, ignore=shutil.ignore_patterns(".lock"))
-    manifest_path = root / built.name / "manifest.json"
-    manifest = json.loads(manifest_path.read_text())
     reason = "onnx-int8 differs from the torch model: query 2 (alone): 0.9712"
-    manifest["variants"]["onnx-int8"].update(verified=False, reason=reason)
-    manifest_path.write_text(json.dumps(manifest))
+    root = _cache_refusing(tmp_path, ModelRuntime.ONNX_INT8, reason)
     with caplog.at_level(logging.ERROR, logger="core.embed.embedder_factory"):
         served = build_embedder(
             default_model_path(), ModelRuntime.AUTO_INT8, onnx_cache=root, lazy_documents=True
@@ -274,14 +281,8 @@ def test_passages_get_a_session_of_their_own_when_given_more_threads(
 def test_a_refused_fp32_build_leaves_auto_int8_with_torch_passages(
     tmp_path: Path, embedder: SentenceTransformerEmbedder, caplog: pytest.LogCaptureFixture
 ) -> None:
-    built = variant_dir(Path(default_model_path()), cache_root())
-    root = tmp_path / "models"
-    shutil.copytree(built, root / built.name, ignore=shutil.ignore_patterns(".lock"))
-    manifest_path = root / built.name / "manifest.json"
-    manifest = json.loads(manifest_path.read_text())
     reason = "onnx differs from the torch model: passage 1: 0.9712"
-    manifest["variants"]["onnx"].update(verified=False, reason=reason)
-    manifest_path.write_text(json.dumps(manifest))
+    root = _cache_refusing(tmp_path, ModelRuntime.ONNX, reason)
     with caplog.at_level(logging.ERROR, logger="core.embed.embedder_factory"):
         served = build_embedder(default_model_path(), ModelRuntime.AUTO_INT8, onnx_cache=root)
     assert isinstance(served, SplitRuntimeEmbedder)
