@@ -73,7 +73,10 @@ def parse_args() -> argparse.Namespace:
         default=0,
         help="groundwire's server.processes (default 0: the server's default, one per core)",
     )
-    return parser.parse_args()
+    args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
+    return args
 
 
 def run_peers(
