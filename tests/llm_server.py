@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import atexit
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -14,13 +13,7 @@ import urllib.request
 from pathlib import Path
 from types import TracebackType
 
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+from tests.free_port import free_port
 
 
 class LlamaServer:

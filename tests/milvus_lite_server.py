@@ -16,14 +16,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from tests.free_port import free_port
+
 START_TIMEOUT_S = 60.0
-
-
-def free_port() -> int:
-    """A TCP port free on the loopback interface now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @contextmanager

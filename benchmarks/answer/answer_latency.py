@@ -14,7 +14,6 @@ import asyncio
 import json
 import os
 import platform
-import socket
 import statistics
 import subprocess
 import sys
@@ -45,6 +44,7 @@ from core.indexer import Indexer
 from core.models import Document
 from core.retrieve.pipeline import RetrievalPipeline
 from core.retrieve.request import RetrievalRequest
+from tests.free_port import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -64,9 +64,7 @@ MAX_TOKENS = 128
 @contextmanager
 def llama_server(model: Path) -> Iterator[str]:
     """llama.cpp's OpenAI-compatible server on a free loopback port; yields its base URL."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     process = subprocess.Popen(
         [
             sys.executable,

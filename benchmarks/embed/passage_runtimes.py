@@ -39,6 +39,7 @@ from benchmarks.embed.question_sets import SETS
 from benchmarks.ghz.machine import uptime
 from core.catalog.catalog import CollectionCatalog
 from core.catalog.collection_config import CollectionConfig
+from core.embed.delegating_embedder import DelegatingEmbedder
 from core.embed.model_runtime import ModelRuntime
 from core.embed.onnx_build import cache_root, load_onnx_embedder
 from core.embed.protocol import Embedder
@@ -54,27 +55,16 @@ RESULTS = ROOT / "benchmarks" / "results"
 FloatArray = npt.NDArray[np.float32]
 
 
-class RecordingEmbedder:
+class RecordingEmbedder(DelegatingEmbedder):
     """Delegates to `inner` and keeps every `embed_documents` call's texts."""
 
     def __init__(self, inner: Embedder) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self.calls: list[list[str]] = []
-        self.model_name = inner.model_name
-        self.dimension = inner.dimension
-        self.max_tokens = inner.max_tokens
-        self.device = inner.device
-        self.additive_token_counts = inner.additive_token_counts
 
     def embed_documents(self, texts: Sequence[str]) -> FloatArray:
         self.calls.append(list(texts))
         return self._inner.embed_documents(texts)
-
-    def embed_queries(self, texts: Sequence[str]) -> FloatArray:
-        return self._inner.embed_queries(texts)
-
-    def count_tokens(self, text: str) -> int:
-        return self._inner.count_tokens(text)
 
 
 def indexer_calls(name: str, documents: int, seed: int, embedder: Embedder) -> list[list[str]]:

@@ -46,6 +46,7 @@ from benchmarks.ghz.machine import uptime
 from core.catalog.catalog import CollectionCatalog
 from core.catalog.collection_config import CollectionConfig
 from core.embed.cached_embedder import CachedEmbedder
+from core.embed.delegating_embedder import DelegatingEmbedder
 from core.embed.model_runtime import ModelRuntime
 from core.embed.onnx_build import load_onnx_embedder, variant_dir
 from core.embed.onnx_embedder import OnnxEmbedder
@@ -76,7 +77,7 @@ AUTO_BEFORE = "torch index, onnx queries"
 CROSS = "torch index, int8 queries"
 
 
-class BatchedQueries:
+class BatchedQueries(DelegatingEmbedder):
     """`inner` with every query of the set embedded up front in seeded random batches of
     `batch` (as the server's micro-batcher groups concurrent questions); `embed_queries` returns
     those rows. Dynamic int8 quantises activations per call, so its vectors depend on the batch."""
@@ -88,21 +89,10 @@ class BatchedQueries:
         for start in range(0, len(order), batch):
             chunk = order[start : start + batch]
             self._rows.update(zip(chunk, inner.embed_queries(chunk), strict=True))
-        self._inner = inner
-        self.model_name = inner.model_name
-        self.dimension = inner.dimension
-        self.max_tokens = inner.max_tokens
-        self.device = inner.device
-        self.additive_token_counts = inner.additive_token_counts
+        super().__init__(inner)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         return np.vstack([self._rows[t] for t in texts])
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        return self._inner.embed_documents(texts)
-
-    def count_tokens(self, text: str) -> int:
-        return self._inner.count_tokens(text)
 
 
 def evaluate(

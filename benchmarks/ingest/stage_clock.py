@@ -26,36 +26,24 @@ import numpy.typing as npt
 
 import core.indexer
 from core.catalog.collection import Collection
+from core.embed.delegating_embedder import DelegatingEmbedder
 from core.embed.protocol import Embedder
 
 STAGES = ("parse+chunk", "embed", "store commit", "index update")
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class TimedEmbedder:
+class TimedEmbedder(DelegatingEmbedder):
     """An Embedder that adds the time of `embed_documents` to a clock."""
 
     def __init__(self, inner: Embedder, clock: StageClock) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._clock = clock
-        self.model_name = inner.model_name
-        self.additive_token_counts = inner.additive_token_counts
-        self.dimension = inner.dimension
-        self.max_tokens = inner.max_tokens
-        self.device = inner.device
 
     def embed_documents(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Timed as "embed"."""
         with self._clock.stage("embed"):
             return self._inner.embed_documents(texts)
-
-    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """Not timed (ingestion does not embed queries)."""
-        return self._inner.embed_queries(texts)
-
-    def count_tokens(self, text: str) -> int:
-        """Not timed on its own: chunking calls it, so it counts towards parse+chunk."""
-        return self._inner.count_tokens(text)
 
 
 class StageClock:

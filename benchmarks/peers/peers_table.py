@@ -9,6 +9,41 @@ def _cell(value: Any) -> str:
     return "" if value is None else str(value)
 
 
+def _qps(load: dict[str, Any]) -> str:
+    """The QPS, followed by every round's when there were several."""
+    each = load.get("qps_rounds", [])
+    spread = f" ({' / '.join(_cell(v) for v in each)})" if len(each) > 1 else ""
+    return _cell(load["qps"]) + spread
+
+
+def _ratio_lines(record: dict[str, Any], threads: list[int]) -> list[str]:
+    """Each system's QPS over the reference's, measured in the same round."""
+    table = record.get("ratios") or {}
+    if not table:
+        return []
+    rounds = record.get("rounds", 1)
+    lines = [
+        "",
+        f"QPS as a multiple of {record['reference']}'s in the same round"
+        + (
+            f" (median of the {rounds} rounds' ratios; every round's in brackets):"
+            if rounds > 1
+            else ":"
+        ),
+        "",
+        "| system | " + " | ".join(f"x at {n}" for n in threads) + " |",
+        "|" + "---|" * (len(threads) + 1),
+    ]
+    for system, per_thread in table.items():
+        cells = [
+            _cell(p["median"])
+            + (f" ({' / '.join(_cell(v) for v in p['rounds'])})" if len(p["rounds"]) > 1 else "")
+            for p in per_thread
+        ]
+        lines.append(f"| {system} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def markdown(record: dict[str, Any]) -> str:
     """Header (what, versions, load), then one row per system with the 1/8/32-thread figures."""
     machine = record["machine"]
@@ -20,7 +55,14 @@ def markdown(record: dict[str, Any]) -> str:
         f"{machine['date']}, commit {machine['commit']}, {machine['cores']} cores "
         f"({machine['cpu']}), Python {machine['python']}. python-faq, {record['documents']} "
         f"documents ({record['groundwire_index']['chunks']} groundwire chunks), 172 queries, "
-        f"top-k 10, {record['duration_s_per_thread_count']:g} s per thread count; groundwire "
+        f"top-k 10, {record['duration_s_per_thread_count']:g} s per thread count"
+        + (
+            f", {record['rounds']} rounds (groundwire first in odd rounds, the peers first in "
+            "even ones; figures are medians over rounds)"
+            if record.get("rounds", 1) > 1
+            else ""
+        )
+        + "; groundwire "
         "caches off, server.processes "
         f"{record.get('groundwire_processes', 1)} (0: one per core).",
         "",
@@ -48,13 +90,14 @@ def markdown(record: dict[str, Any]) -> str:
         ingest = row["ingest"]
         lines.append(
             f"| {row['system']} | "
-            + " | ".join(_cell(load["qps"]) for load in loads)
+            + " | ".join(_qps(load) for load in loads)
             + " | "
             + " | ".join(f"{_cell(load['p50_ms'])} / {_cell(load['p99_ms'])}" for load in loads)
             + f" | {sum(load['errors'] for load in loads)} | {row['recall@10']} | "
             f"{row['mrr@10']} | {row['docs_returned_mean']} | "
             f"{ingest['docs_per_s_with_embedding']} |"
         )
+    lines += _ratio_lines(record, threads)
     busy = [
         f"{row['system']} "
         + " / ".join(

@@ -8,6 +8,9 @@ The peers run in their own virtualenv (peers_venv.py; pinned in requirements.txt
 peer_driver.py; groundwire runs as `groundwire serve` on the cached index of benchmarks/ghz
 (caches off) and is driven over gRPC by the Python client with the same load_driver, and by ghz
 with the same requests (ghz_load.py).
+With `--rounds N` the whole comparison runs N times, groundwire first in odd rounds and the peers
+first in even ones; the table gives medians over rounds and each system's QPS as a ratio to
+`--reference`'s in the same round (rounds.py). groundwire's ingest probe runs in the first round.
 Writes results/peers{,-quick}.{md,json}.
 """
 
@@ -36,6 +39,7 @@ from benchmarks.peers.groundwire_system import groundwire_ingest, groundwire_sea
 from benchmarks.peers.load_driver import load_qrels, load_queries, measure
 from benchmarks.peers.peers_table import markdown
 from benchmarks.peers.peers_venv import ensure_venv
+from benchmarks.peers.rounds import fold_rounds, ratios
 from tests.serve_subprocess import ServeSubprocess
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,12 +60,23 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--peers", default="chroma-embedded,chroma-http,lancedb")
     parser.add_argument("--label", default="")
     parser.add_argument(
+        "--rounds", type=int, default=1, help="whole comparisons, the order alternating (1)"
+    )
+    parser.add_argument(
+        "--reference",
+        default="chroma-embedded",
+        help="the system the others' QPS is divided by, round by round",
+    )
+    parser.add_argument(
         "--processes",
         type=int,
         default=0,
         help="groundwire's server.processes (default 0: the server's default, one per core)",
     )
-    return parser.parse_args()
+    args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
+    return args
 
 
 def run_peers(
@@ -98,10 +113,16 @@ def run_peers(
 
 
 def run_groundwire(
-    args: argparse.Namespace, index_dir: Path, collection: str, work: Path, duration: float
+    args: argparse.Namespace,
+    index_dir: Path,
+    collection: str,
+    work: Path,
+    duration: float,
+    ingest: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
-    """groundwire serve on a copy of the cached index: ingest, then dense and default Retrieve,
-    each driven by the Python client and then by ghz."""
+    """groundwire serve on a copy of the cached index: ingest (unless `ingest` is an earlier
+    round's probe), then dense and default Retrieve, each driven by the Python client and then
+    by ghz."""
     queries, qrels = load_queries(args.dataset), load_qrels(args.dataset)
     threads = [int(n) for n in args.threads.split(",")]
     data_dir = work / "groundwire"
@@ -111,8 +132,9 @@ def run_groundwire(
     server = ServeSubprocess.start(data_dir, work / "server.log", env, 600)
     rows = []
     try:
-        ingest_docs = args.ingest_docs or (40 if args.quick else 200)
-        ingest = groundwire_ingest(server.target, args.dataset, ingest_docs)
+        if ingest is None:
+            ingest_docs = args.ingest_docs or (40 if args.quick else 200)
+            ingest = groundwire_ingest(server.target, args.dataset, ingest_docs)
         for mode in ("dense", "default"):
             with groundwire_search(server.target, collection, mode) as search:
                 print(f"measuring groundwire-{mode}", file=sys.stderr)
@@ -148,10 +170,22 @@ def main() -> None:
     index_dir, index = ensure_index(args.dataset, args.data_dir, sections)
     ids = subset_ids(args.dataset, sections)
     started = time.monotonic()
+    rounds: list[list[dict[str, Any]]] = []
+    ingest: dict[str, Any] | None = None
     with tempfile.TemporaryDirectory(prefix="gw-peers-") as tmp:
-        work = Path(tmp)
-        groundwire = run_groundwire(args, index_dir, str(index["collection"]), work, duration)
-        peers = run_peers(args, python, ids, work, duration)
+        for number in range(1, args.rounds + 1):
+            work = Path(tmp) / f"round{number}"
+            work.mkdir()
+            print(f"round {number} of {args.rounds}", file=sys.stderr)
+            if number % 2 == 0:
+                peers = run_peers(args, python, ids, work, duration)
+            groundwire = run_groundwire(
+                args, index_dir, str(index["collection"]), work, duration, ingest
+            )
+            ingest = groundwire[0]["ingest"]
+            if number % 2 == 1:
+                peers = run_peers(args, python, ids, work, duration)
+            rounds.append(groundwire + peers["peers"])
     record = {
         "label": args.label or ("quick (subset corpus, short runs)" if args.quick else "full"),
         "quick": args.quick,
@@ -165,7 +199,11 @@ def main() -> None:
         "peer_embedding": peers["embedding"],
         "uptime_before": before,
         "uptime_after": uptime(),
-        "systems": groundwire + peers["peers"],
+        "rounds": len(rounds),
+        "reference": args.reference,
+        "systems": fold_rounds(rounds),
+        "ratios": ratios(rounds, args.reference),
+        "round_rows": rounds if len(rounds) > 1 else [],
     }
     (RESULTS / f"peers{suffix}.json").write_text(json.dumps(record, indent=2) + "\n")
     text = markdown(record)

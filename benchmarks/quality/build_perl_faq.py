@@ -9,19 +9,20 @@ out of the corpus: they answer no question and would only add embedding time.
 
 Run (no network beyond apt):
     cd /tmp && apt-get download perl-doc && dpkg-deb -x perl-doc_*.deb perl-doc
-    python benchmarks/quality/build_perl_faq.py /tmp/perl-doc/usr/share/perl/5.36.0/pod \
+    python -m benchmarks.quality.build_perl_faq /tmp/perl-doc/usr/share/perl/5.36.0/pod \
         benchmarks/data/perl-faq
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-MIN_BODY = 80
+from benchmarks.quality.faq_set import FaqSection, write_faq_set
+
 _HEAD = re.compile(r"^=head([1-4])\s+(.*)$")
 _COMMAND = re.compile(r"^=(\w+)\s*(.*)$")
 _FORMAT = re.compile(r"[A-Z]<<+\s+(.*?)\s+>>+|[A-Z]<([^<>]*)>")
@@ -96,40 +97,17 @@ def body_text(section: Section) -> str:
 
 
 def build(pod_dir: Path, out: Path) -> dict[str, int]:
-    corpus: list[dict[str, str]] = []
-    queries: list[dict[str, str]] = []
-    qrels: list[tuple[str, str]] = []
-    seen_questions: set[str] = set()
+    return write_faq_set(_faq_sections(pod_dir), out)
+
+
+def _faq_sections(pod_dir: Path) -> Iterator[FaqSection]:
     for path in sorted(pod_dir.glob("*.pod")):
         if _SKIP.match(path.name):
             continue
-        is_faq = re.fullmatch(r"perlfaq[1-9]", path.stem) is not None
+        in_faq = re.fullmatch(r"perlfaq[1-9]", path.stem) is not None
         for section in sections(path):
-            body = body_text(section)
-            if len(body) < MIN_BODY:
-                continue
             doc_id = f"{section.page}#{section.index}"
-            question = is_faq and section.heading.endswith("?")
-            corpus.append(
-                {"_id": doc_id, "title": "" if question else section.heading, "text": body}
-            )
-            if question and section.heading not in seen_questions:
-                seen_questions.add(section.heading)
-                query_id = f"q{len(queries) + 1}"
-                queries.append({"_id": query_id, "text": section.heading})
-                qrels.append((query_id, doc_id))
-    (out / "qrels").mkdir(parents=True, exist_ok=True)
-    with (out / "corpus.jsonl").open("w", encoding="utf-8") as handle:
-        for record in corpus:
-            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-    with (out / "queries.jsonl").open("w", encoding="utf-8") as handle:
-        for record in queries:
-            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-    with (out / "qrels" / "test.tsv").open("w", encoding="utf-8") as handle:
-        handle.write("query-id\tcorpus-id\tscore\n")
-        for query_id, doc_id in qrels:
-            handle.write(f"{query_id}\t{doc_id}\t1\n")
-    return {"documents": len(corpus), "queries": len(queries)}
+            yield FaqSection(doc_id, section.heading, body_text(section), in_faq)
 
 
 def main() -> None:

@@ -11,20 +11,21 @@ section's body without its heading (its `title` is empty).
 
 Run (no network beyond apt):
     cd /tmp && apt-get download r-doc-html && dpkg-deb -x r-doc-html_*.deb r-doc-html
-    python benchmarks/quality/build_r_faq.py /tmp/r-doc-html/usr/share/R/doc/manual \
+    python -m benchmarks.quality.build_r_faq /tmp/r-doc-html/usr/share/R/doc/manual \
         benchmarks/data/r-faq
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 
-MIN_BODY = 80
+from benchmarks.quality.faq_set import FaqSection, write_faq_set
+
 FAQ_PAGE = "R-FAQ"
 _HEADINGS = {"h1", "h2", "h3", "h4", "h5"}
 _BLOCKS = _HEADINGS | {
@@ -144,38 +145,15 @@ def sections(path: Path) -> list[Section]:
 
 
 def build(manual_dir: Path, out: Path) -> dict[str, int]:
-    corpus: list[dict[str, str]] = []
-    queries: list[dict[str, str]] = []
-    qrels: list[tuple[str, str]] = []
-    seen_questions: set[str] = set()
+    return write_faq_set(_faq_sections(manual_dir), out)
+
+
+def _faq_sections(manual_dir: Path) -> Iterator[FaqSection]:
     for path in sorted(manual_dir.glob("*.html")):
-        is_faq = path.stem == FAQ_PAGE
+        in_faq = path.stem == FAQ_PAGE
         for section in sections(path):
-            body = section.body()
-            if len(body) < MIN_BODY:
-                continue
             doc_id = f"{section.page}#{section.index}"
-            question = is_faq and section.heading.endswith("?")
-            corpus.append(
-                {"_id": doc_id, "title": "" if question else section.heading, "text": body}
-            )
-            if question and section.heading not in seen_questions:
-                seen_questions.add(section.heading)
-                query_id = f"q{len(queries) + 1}"
-                queries.append({"_id": query_id, "text": section.heading})
-                qrels.append((query_id, doc_id))
-    (out / "qrels").mkdir(parents=True, exist_ok=True)
-    with (out / "corpus.jsonl").open("w", encoding="utf-8") as handle:
-        for record in corpus:
-            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-    with (out / "queries.jsonl").open("w", encoding="utf-8") as handle:
-        for record in queries:
-            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-    with (out / "qrels" / "test.tsv").open("w", encoding="utf-8") as handle:
-        handle.write("query-id\tcorpus-id\tscore\n")
-        for query_id, doc_id in qrels:
-            handle.write(f"{query_id}\t{doc_id}\t1\n")
-    return {"documents": len(corpus), "queries": len(queries)}
+            yield FaqSection(doc_id, section.heading, section.body(), in_faq)
 
 
 def main() -> None:

@@ -15,19 +15,15 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from core.embed.delegating_embedder import DelegatingEmbedder
 from core.embed.protocol import Embedder
 
 
-class CachedEmbedder:
+class CachedEmbedder(DelegatingEmbedder):
     """Delegates to `inner`; `embed_documents` reads and fills the cache at `path`."""
 
     def __init__(self, inner: Embedder, path: Path) -> None:
-        self._inner = inner
-        self.model_name = inner.model_name
-        self.additive_token_counts = inner.additive_token_counts
-        self.dimension = inner.dimension
-        self.max_tokens = inner.max_tokens
-        self.device = inner.device
+        super().__init__(inner)
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(str(path), check_same_thread=False)
         self._db.execute(
@@ -76,14 +72,6 @@ class CachedEmbedder:
                 self._db.execute(f"SELECT key, vector FROM vectors WHERE key IN ({marks})", batch)
             )
         return rows
-
-    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """Queries are not cached."""
-        return self._inner.embed_queries(texts)
-
-    def count_tokens(self, text: str) -> int:
-        """Delegated."""
-        return self._inner.count_tokens(text)
 
     def close(self) -> None:
         """Close the cache file."""

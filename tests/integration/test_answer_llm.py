@@ -22,7 +22,8 @@ from groundwire.v1 import retrieval_service_pb2_grpc as rs_grpc
 from server.settings import GeneratorSettings
 from tests.conftest import make_settings, replace_settings
 from tests.fake_upstream import TcpProxy
-from tests.llm_server import LlamaServer, free_port, garden_guides, packaged_gguf_or_skip
+from tests.free_port import free_port
+from tests.llm_server import LlamaServer, garden_guides, packaged_gguf_or_skip
 from tests.server_harness import ServerThread
 
 pytestmark = pytest.mark.slow

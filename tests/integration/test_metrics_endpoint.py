@@ -3,13 +3,11 @@ client's own parser: counters and histograms move by exactly what the traffic di
 
 from __future__ import annotations
 
-import urllib.request
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 
 import grpc
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
 from groundwire.v1 import common_pb2 as common
 from groundwire.v1 import index_service_pb2 as ix
@@ -17,10 +15,11 @@ from groundwire.v1 import index_service_pb2_grpc as ix_grpc
 from groundwire.v1 import retrieval_service_pb2 as rs
 from groundwire.v1 import retrieval_service_pb2_grpc as rs_grpc
 from server.settings import MetricsSettings
+from tests import metric_scrape
 from tests.conftest import make_settings, replace_settings
+from tests.metric_scrape import Samples
 from tests.server_harness import ServerThread
 
-Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 RETRIEVE = {"grpc_service": "groundwire.v1.RetrievalService", "grpc_method": "Retrieve"}
 
 
@@ -42,15 +41,8 @@ def channel(server: ServerThread) -> Iterator[grpc.Channel]:
 def scrape(server: ServerThread) -> tuple[str, Samples]:
     """GET /metrics: the content type and every sample by (name, labels)."""
     assert server.server is not None and server.server.telemetry is not None
-    port = server.server.telemetry.metrics_port
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as reply:
-        content_type = reply.headers["Content-Type"]
-        text = reply.read().decode("utf-8")
-    samples: Samples = {}
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            samples[(sample.name, frozenset(sample.labels.items()))] = sample.value
-    return content_type, samples
+    got = metric_scrape.scrape(server.server.telemetry.metrics_port, timeout_s=10)
+    return got.content_type, got.samples
 
 
 def value(samples: Samples, name: str, labels: Mapping[str, str] | None = None) -> float:

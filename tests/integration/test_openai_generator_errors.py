@@ -22,7 +22,7 @@ from core.answer.protocol import (
 )
 from core.errors import DeadlineExceeded, Overloaded, UpstreamFailure
 from tests.fake_upstream import FakeUpstream, Reply, SilentUpstream, chat_chunk, completion_chunk
-from tests.llm_server import free_port
+from tests.free_port import free_port
 
 REQUEST = GenerationRequest(prompt="Question: why?\nAnswer:", query="why?", passages=())
 

@@ -15,20 +15,19 @@ import os
 import re
 import signal
 import time
-import urllib.request
 from collections import Counter
 from collections.abc import Iterator
 
 import grpc
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
 from groundwire.v1 import common_pb2 as common
 from groundwire.v1 import index_service_pb2 as ix
 from groundwire.v1 import index_service_pb2_grpc as ix_grpc
 from groundwire.v1 import retrieval_service_pb2 as rs
 from groundwire.v1 import retrieval_service_pb2_grpc as rs_grpc
-from tests.milvus_lite_server import free_port
+from tests.free_port import free_port
+from tests.metric_scrape import Samples, scrape
 from tests.serve_subprocess import ServeSubprocess
 from tests.serving_process import serving_process
 
@@ -42,7 +41,6 @@ RETRIEVE_OK = {
     "grpc_method": "Retrieve",
     "grpc_code": "OK",
 }
-Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
 
 class Server:
@@ -55,14 +53,8 @@ class Server:
 
     def scrape(self) -> tuple[str, Samples]:
         """GET the configured metrics port: the text and every sample by (name, labels)."""
-        url = f"http://127.0.0.1:{self.metrics_port}/metrics"
-        with urllib.request.urlopen(url, timeout=30) as reply:
-            text = reply.read().decode("utf-8")
-        samples: Samples = {}
-        for family in text_string_to_metric_families(text):
-            for sample in family.samples:
-                samples[(sample.name, frozenset(sample.labels.items()))] = sample.value
-        return text, samples
+        got = scrape(self.metrics_port)
+        return got.text, got.samples
 
 
 @pytest.fixture(scope="module")

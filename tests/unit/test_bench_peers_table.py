@@ -8,7 +8,8 @@ from benchmarks.peers.peers_table import markdown
 
 
 def _load(threads: int, qps: float, **extra: Any) -> dict[str, Any]:
-    return {"threads": threads, "qps": qps, "p50_ms": 10.0, "p99_ms": 20.0, "errors": 0, **extra}
+    load = {"threads": threads, "calls": 100, "qps": qps, "p50_ms": 10.0, "p99_ms": 20.0}
+    return {**load, "errors": 0, **extra}
 
 
 def _record() -> dict[str, Any]:

@@ -8,6 +8,7 @@ from dataclasses import replace
 import numpy as np
 
 from core.catalog.collection_config import CollectionConfig
+from core.embed.delegating_embedder import DelegatingEmbedder
 from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder
 from core.eval.beir import BeirDataset, BeirDoc
 from core.eval.runner import BASELINE, evaluate_configurations
@@ -15,27 +16,16 @@ from core.retrieve.modes import RetrievalMode
 from core.retrieve.request import RetrievalRequest
 
 
-class CountingEmbedder:
+class CountingEmbedder(DelegatingEmbedder):
     """The real embedder, counting each query text it is asked to embed."""
 
     def __init__(self, inner: SentenceTransformerEmbedder) -> None:
-        self.inner = inner
-        self.model_name = inner.model_name
-        self.additive_token_counts = inner.additive_token_counts
-        self.dimension = inner.dimension
-        self.max_tokens = inner.max_tokens
-        self.device = inner.device
+        super().__init__(inner)
         self.query_texts: list[str] = []
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         self.query_texts.extend(texts)
         return self.inner.embed_queries(texts)
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        return self.inner.embed_documents(texts)
-
-    def count_tokens(self, text: str) -> int:
-        return self.inner.count_tokens(text)
 
 
 DATASET = BeirDataset(

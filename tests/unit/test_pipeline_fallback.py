@@ -13,6 +13,7 @@ import pytest
 from core.catalog.catalog import DEFAULT_TENANT, CollectionCatalog
 from core.catalog.collection_config import CollectionConfig
 from core.catalog.storage_backend import StorageBackend
+from core.embed.delegating_embedder import DelegatingEmbedder
 from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder
 from core.errors import Overloaded
 from core.indexer import Indexer
@@ -22,24 +23,15 @@ from core.retrieve.pipeline import EMBEDDER_FAILED, RetrievalPipeline
 from core.retrieve.request import RetrievalRequest
 
 
-class QueriesFail:
+class QueriesFail(DelegatingEmbedder):
     """The real model for documents; query embedding raises `error` (a GPU out of memory, say)."""
 
     def __init__(self, inner: SentenceTransformerEmbedder, error: Exception) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._error = error
-        self.model_name = inner.model_name
-        self.additive_token_counts = inner.additive_token_counts
-        self.dimension = inner.dimension
-
-    def embed_documents(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        return self._inner.embed_documents(texts)
 
     def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         raise self._error
-
-    def count_tokens(self, text: str) -> int:
-        return self._inner.count_tokens(text)
 
 
 def _pipeline(

@@ -19,6 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from server.telemetry.family_merge import PROCESS_LABEL, labelled_families
 from server.telemetry.process_metrics import ProcessMetrics
 from server.telemetry.server_metrics import ServerMetrics
+from tests.metric_scrape import parse_samples
 
 SERVICE = "groundwire.v1.RetrievalService"
 HANDLED = "grpc_server_handled_total"
@@ -62,12 +63,7 @@ def _exposed(families: list[Metric]) -> str:
 
 
 def _samples(text: str, name: str) -> dict[frozenset[tuple[str, str]], float]:
-    return {
-        frozenset(s.labels.items()): s.value
-        for family in text_string_to_metric_families(text)
-        for s in family.samples
-        if s.name == name
-    }
+    return {labels: value for (got, labels), value in parse_samples(text).items() if got == name}
 
 
 def _type_lines(text: str) -> list[str]:

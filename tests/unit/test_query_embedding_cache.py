@@ -10,20 +10,16 @@ import torch
 
 from core.cache.lru_ttl import CacheStats
 from core.cache.query_embedding_cache import QueryEmbeddingCache
+from core.embed.delegating_embedder import DelegatingEmbedder
 from core.embed.protocol import Embedder
 from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder
 
 
-class CountingEmbedder:
+class CountingEmbedder(DelegatingEmbedder):
     """The real embedder, recording each `embed_queries` batch it passes on."""
 
     def __init__(self, inner: SentenceTransformerEmbedder) -> None:
-        self.inner = inner
-        self.model_name = inner.model_name
-        self.additive_token_counts = inner.additive_token_counts
-        self.dimension = inner.dimension
-        self.max_tokens = inner.max_tokens
-        self.device = inner.device
+        super().__init__(inner)
         self.query_batches: list[list[str]] = []
         self.document_batches: list[list[str]] = []
 
@@ -34,9 +30,6 @@ class CountingEmbedder:
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         self.document_batches.append(list(texts))
         return self.inner.embed_documents(texts)
-
-    def count_tokens(self, text: str) -> int:
-        return self.inner.count_tokens(text)
 
 
 class FakeClock:

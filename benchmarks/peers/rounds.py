@@ -1,0 +1,67 @@
+"""Rounds of a peers run folded into one table: each system's figures are the median over rounds,
+and its throughput is also given as a ratio to a reference system measured in the same round.
+
+A host's speed drifts (other tenants, thermal limits); a run that measures groundwire and then the
+peers minutes later folds that drift into their ratio. run.py alternates the order of the two
+sides every round, so a ratio taken within each round and its median over rounds cancel a drift
+that is steady across the run and show the spread of one that is not.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from typing import Any
+
+LOAD_FIGURES = ("qps", "p50_ms", "p99_ms", "driver_cores_busy", "server_cores_busy")
+
+
+def _median(values: Sequence[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return round(statistics.median(present), 2) if present else None
+
+
+def fold_rounds(rounds: Sequence[Sequence[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """One row per system (the first round's order, quality and ingest): each load figure the
+    median over rounds, `qps_rounds` every round's QPS, `errors` and `calls` summed."""
+    folded = []
+    for first in rounds[0]:
+        same = [next(r for r in rows if r["system"] == first["system"]) for rows in rounds]
+        loads = []
+        for index, load in enumerate(first["load"]):
+            per_round = [row["load"][index] for row in same]
+            merged = {
+                "threads": load["threads"],
+                "calls": sum(p["calls"] for p in per_round),
+                "errors": sum(p["errors"] for p in per_round),
+                "qps_rounds": [p["qps"] for p in per_round],
+            }
+            for figure in LOAD_FIGURES:
+                if figure in load:
+                    merged[figure] = _median([p.get(figure) for p in per_round])
+            loads.append(merged)
+        folded.append({**first, "load": loads})
+    return folded
+
+
+def ratios(
+    rounds: Sequence[Sequence[dict[str, Any]]], reference: str
+) -> dict[str, list[dict[str, Any]]]:
+    """For every system but `reference`, per thread count: its QPS over the reference's in each
+    round, and their median (systems or rounds without the reference are left out)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    if not all(any(row["system"] == reference for row in rows) for rows in rounds):
+        return out
+    for first in rounds[0]:
+        if first["system"] == reference:
+            continue
+        per_thread = []
+        for index, load in enumerate(first["load"]):
+            each = []
+            for rows in rounds:
+                mine = next(r for r in rows if r["system"] == first["system"])["load"][index]
+                theirs = next(r for r in rows if r["system"] == reference)["load"][index]
+                each.append(round(mine["qps"] / theirs["qps"], 2) if theirs["qps"] else None)
+            per_thread.append({"threads": load["threads"], "rounds": each, "median": _median(each)})
+        out[first["system"]] = per_thread
+    return out

@@ -1,0 +1,74 @@
+"""benchmarks/peers/rounds: rounds folded into medians, and QPS ratios taken within each round."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchmarks.peers.peers_table import markdown
+from benchmarks.peers.rounds import fold_rounds, ratios
+from tests.unit.test_bench_peers_table import _record
+
+
+def _row(system: str, qps: float, p99: float, errors: int = 0) -> dict[str, Any]:
+    load = {"threads": 8, "calls": 10, "errors": errors, "qps": qps, "p50_ms": 5.0}
+    return {"system": system, "recall@10": 0.8, "load": [{**load, "p99_ms": p99}]}
+
+
+# the host slows down across the run: every system's QPS falls round by round
+ROUNDS = [
+    [_row("gw", 150.0, 80.0), _row("chroma", 50.0, 300.0)],
+    [_row("gw", 120.0, 90.0, errors=1), _row("chroma", 40.0, 320.0)],
+    [_row("gw", 90.0, 200.0), _row("chroma", 36.0, 310.0)],
+]
+
+
+def test_fold_takes_medians_keeps_every_rounds_qps_and_sums_counts() -> None:
+    gw, chroma = fold_rounds(ROUNDS)
+    assert gw["system"] == "gw" and gw["recall@10"] == 0.8
+    assert gw["load"][0] == {
+        "threads": 8,
+        "calls": 30,
+        "errors": 1,
+        "qps_rounds": [150.0, 120.0, 90.0],
+        "qps": 120.0,
+        "p50_ms": 5.0,
+        "p99_ms": 90.0,
+    }
+    assert chroma["load"][0]["qps"] == 40.0
+
+
+def test_ratios_are_taken_within_each_round_then_their_median() -> None:
+    got = ratios(ROUNDS, "chroma")
+    # 150/50, 120/40, 90/36: the drift cancels within a round, not in the ratio of medians
+    assert got == {"gw": [{"threads": 8, "rounds": [3.0, 3.0, 2.5], "median": 3.0}]}
+    assert ratios(ROUNDS, "lancedb") == {}  # no reference measured: no ratios
+
+
+def test_one_round_folds_to_itself() -> None:
+    gw, _ = fold_rounds(ROUNDS[:1])
+    assert gw["load"][0]["qps"] == 150.0 and gw["load"][0]["qps_rounds"] == [150.0]
+
+
+def test_the_table_shows_every_rounds_qps_and_the_ratios() -> None:
+    record = _record()
+    names = [row["system"] for row in record["systems"]]
+    rounds = [
+        [
+            {**row, "load": [{**row["load"][0], "qps": row["load"][0]["qps"] * scale}]}
+            for row in record["systems"]
+        ]
+        for scale in (1.0, 0.5)
+    ]
+    record.update(
+        rounds=2,
+        reference="chroma-embedded",
+        systems=fold_rounds(rounds),
+        ratios=ratios(rounds, "chroma-embedded"),
+    )
+    text = markdown(record)
+    assert names == [row["system"] for row in record["systems"]]
+    assert "| groundwire-default (ghz) | 105.0 (140.0 / 70.0) |" in text
+    assert "2 rounds (groundwire first in odd rounds" in text
+    assert "QPS as a multiple of chroma-embedded's in the same round (median of the 2" in text
+    assert "| groundwire-default | 2.0 (2.0 / 2.0) |" in text
+    assert "| groundwire-default (ghz) | 3.11 (3.11 / 3.11) |" in text
