@@ -34,7 +34,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 class TimedEmbedder(DelegatingEmbedder):
-    """An Embedder that adds the time of `embed_documents` to a clock."""
+    """An Embedder that adds the time of `embed_documents` to a clock. Queries and token counts
+    pass through untimed: ingestion embeds no queries, and chunking's token counts count towards
+    "parse+chunk"."""
 
     def __init__(self, inner: Embedder, clock: StageClock) -> None:
         super().__init__(inner)
