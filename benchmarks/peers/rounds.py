@@ -21,12 +21,18 @@ def _median(values: Sequence[float | None]) -> float | None:
     return round(statistics.median(present), 2) if present else None
 
 
+def _by_system(rounds: Sequence[Sequence[dict[str, Any]]]) -> list[dict[str, dict[str, Any]]]:
+    """Each round's rows by system name."""
+    return [{row["system"]: row for row in rows} for rows in rounds]
+
+
 def fold_rounds(rounds: Sequence[Sequence[dict[str, Any]]]) -> list[dict[str, Any]]:
     """One row per system (the first round's order, quality and ingest): each load figure the
     median over rounds, `qps_rounds` every round's QPS, `errors` and `calls` summed."""
     folded = []
+    by_system = _by_system(rounds)
     for first in rounds[0]:
-        same = [next(r for r in rows if r["system"] == first["system"]) for rows in rounds]
+        same = [rows[first["system"]] for rows in by_system]
         loads = []
         for index, load in enumerate(first["load"]):
             per_round = [row["load"][index] for row in same]
@@ -50,7 +56,8 @@ def ratios(
     """For every system but `reference`, per thread count: its QPS over the reference's in each
     round, and their median (systems or rounds without the reference are left out)."""
     out: dict[str, list[dict[str, Any]]] = {}
-    if not all(any(row["system"] == reference for row in rows) for rows in rounds):
+    by_system = _by_system(rounds)
+    if not all(reference in rows for rows in by_system):
         return out
     for first in rounds[0]:
         if first["system"] == reference:
@@ -58,10 +65,10 @@ def ratios(
         per_thread = []
         for index, load in enumerate(first["load"]):
             each = []
-            for rows in rounds:
-                mine = next(r for r in rows if r["system"] == first["system"])["load"][index]
-                theirs = next(r for r in rows if r["system"] == reference)["load"][index]
-                each.append(round(mine["qps"] / theirs["qps"], 2) if theirs["qps"] else None)
+            for rows in by_system:
+                mine = rows[first["system"]]["load"][index]["qps"]
+                theirs = rows[reference]["load"][index]["qps"]
+                each.append(round(mine / theirs, 2) if theirs else None)
             per_thread.append({"threads": load["threads"], "rounds": each, "median": _median(each)})
         out[first["system"]] = per_thread
     return out

@@ -22,6 +22,7 @@ import numpy.typing as npt
 
 from core.cache.fingerprint import cache_text_key
 from core.cache.lru_ttl import CacheStats, Clock, LruTtlMap
+from core.embed.embedder_identity import EmbedderIdentity
 from core.embed.protocol import AsyncQueryEmbedder, Embedder, TensorQueryEmbedder
 from core.embed.torch_tensors import host_float32, is_tensor
 
@@ -48,7 +49,7 @@ def model_identity(embedder: Embedder) -> str:
     return f"{embedder.model_name}#{embedder.dimension}"
 
 
-class QueryEmbeddingCache:
+class QueryEmbeddingCache(EmbedderIdentity):
     """An `Embedder` wrapping `inner`, with an LRU + TTL cache in front of `embed_queries`.
 
     The text sent to `inner` is the normalised key, so a cached row is always exactly what
@@ -71,11 +72,7 @@ class QueryEmbeddingCache:
         self._map: LruTtlMap[Key, Vector] = (
             shared if shared is not None else LruTtlMap(max_entries, ttl_s, clock)
         )
-        self.model_name = inner.model_name
-        self.additive_token_counts = inner.additive_token_counts
-        self.dimension = inner.dimension
-        self.max_tokens = inner.max_tokens
-        self.device = inner.device
+        self._take_identity(inner)
 
     def for_embedder(self, inner: Embedder) -> QueryEmbeddingCache:
         """A cache in front of another model sharing this one's entries, bound and counters;

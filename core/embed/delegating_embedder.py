@@ -11,19 +11,16 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from core.embed.embedder_identity import EmbedderIdentity
 from core.embed.protocol import Embedder
 
 
-class DelegatingEmbedder:
+class DelegatingEmbedder(EmbedderIdentity):
     """An Embedder that is `inner` in every respect until a subclass overrides a method."""
 
     def __init__(self, inner: Embedder) -> None:
         self._inner = inner
-        self.model_name = inner.model_name
-        self.dimension = inner.dimension
-        self.max_tokens = inner.max_tokens
-        self.device = inner.device
-        self.additive_token_counts = inner.additive_token_counts
+        self._take_identity(inner)
 
     @property
     def inner(self) -> Embedder:

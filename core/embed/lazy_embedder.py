@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import numpy.typing as npt
 
+from core.embed.embedder_identity import EmbedderIdentity
 from core.embed.protocol import Embedder
 
 logger = logging.getLogger(__name__)
@@ -27,7 +28,7 @@ logger = logging.getLogger(__name__)
 FloatArray = npt.NDArray[np.float32]
 
 
-class LazyEmbedder:
+class LazyEmbedder(EmbedderIdentity):
     """`load()` builds the real embedder once, on the first embedding call; thread-safe."""
 
     def __init__(self, load: Callable[[], Embedder], twin: Embedder, model_name: str) -> None:
@@ -35,11 +36,7 @@ class LazyEmbedder:
         self._twin = twin
         self._loaded: Embedder | None = None
         self._lock = threading.Lock()
-        self.model_name = model_name
-        self.dimension = twin.dimension
-        self.max_tokens = twin.max_tokens
-        self.device = twin.device
-        self.additive_token_counts = twin.additive_token_counts
+        self._take_identity(twin, model_name)
 
     @property
     def loaded(self) -> bool:

@@ -35,6 +35,7 @@ import numpy.typing as npt
 from opentelemetry import trace
 from opentelemetry.trace import Span
 
+from core.embed.embedder_identity import EmbedderIdentity
 from core.embed.protocol import Embedder, TensorQueryEmbedder
 from core.embed.torch_tensors import is_tensor
 from core.errors import DeadlineExceeded, Overloaded
@@ -81,7 +82,7 @@ class _Item:
     span: Span | None = None  # the caller's span, when it records: gets batch size and wait
 
 
-class MicroBatchingEmbedder:
+class MicroBatchingEmbedder(EmbedderIdentity):
     """An `Embedder` whose `embed_queries` is batched across threads; everything else delegates.
 
     `max_batch`: most texts per inner call (a single larger request is split into chunks);
@@ -103,11 +104,7 @@ class MicroBatchingEmbedder:
             )
         self._inner = inner
         self._tensor_inner = inner if isinstance(inner, TensorQueryEmbedder) else None
-        self.model_name = inner.model_name
-        self.additive_token_counts = inner.additive_token_counts
-        self.dimension = inner.dimension
-        self.max_tokens = inner.max_tokens
-        self.device = inner.device
+        self._take_identity(inner)
         self._max_batch = max_batch
         self._max_wait_s = max_wait_ms / 1000.0
         self._max_queue = max_queue

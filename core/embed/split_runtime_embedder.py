@@ -19,12 +19,13 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from core.embed.embedder_identity import EmbedderIdentity
 from core.embed.protocol import Embedder
 
 FloatArray = npt.NDArray[np.float32]
 
 
-class SplitRuntimeEmbedder:
+class SplitRuntimeEmbedder(EmbedderIdentity):
     """`embed_queries` by `queries`, everything else (documents, token counts) by `documents`;
     thread-safe when both are. Both must be the same model (same dimension and tokenizer)."""
 
@@ -38,11 +39,7 @@ class SplitRuntimeEmbedder:
             )
         self.queries = queries
         self.documents = documents
-        self.model_name = documents.model_name if model_name is None else model_name
-        self.dimension = documents.dimension
-        self.max_tokens = documents.max_tokens
-        self.device = documents.device
-        self.additive_token_counts = documents.additive_token_counts
+        self._take_identity(documents, model_name)
 
     @property
     def query_model_name(self) -> str:
