@@ -179,6 +179,12 @@ def _add_eval(sub: Subparsers) -> None:
         action="store_true",
         help="also tune a copy of the collection (settings `tune`) and score it",
     )
+    evaluate.add_argument(
+        "--markdown",
+        action="store_true",
+        help="read each document's text as Markdown, split at its own headings (default: plain"
+        " text, one section per document)",
+    )
 
 
 def _add_tune(sub: Subparsers) -> None:
@@ -286,6 +292,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             args.embedding_cache,
             subset_of=(args.subset, args.distractors) if args.subset else None,
             tune=args.tune,
+            markdown=args.markdown,
         )
 
     elif args.command == "tune":

@@ -53,8 +53,9 @@ def markdown(record: dict[str, Any]) -> str:
         f"# groundwire beside Chroma and LanceDB: {record['label']}",
         "",
         f"{machine['date']}, commit {machine['commit']}, {machine['cores']} cores "
-        f"({machine['cpu']}), Python {machine['python']}. python-faq, {record['documents']} "
-        f"documents ({record['groundwire_index']['chunks']} groundwire chunks), 172 queries, "
+        f"({machine['cpu']}), Python {machine['python']}. {record.get('dataset', 'python-faq')}, "
+        f"{record['documents']} documents ({record['groundwire_index']['chunks']} groundwire "
+        f"chunks), {record.get('queries', 172)} queries, "
         f"top-k 10, {record['duration_s_per_thread_count']:g} s per thread count"
         + (
             f", {record['rounds']} rounds (groundwire first in odd rounds, the peers first in "

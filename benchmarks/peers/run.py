@@ -1,6 +1,6 @@
 """Chroma (embedded, HTTP server) and LanceDB (vector, FTS, hybrid) beside groundwire (dense,
-default) in one run: same python-faq corpus, same MiniLM, top-k 10, text queries, 1/8/32 client
-threads; QPS, p50/p99, Recall@10, MRR@10, ingest rate.
+default) in one run: same corpus (python-faq unless --dataset), same MiniLM, top-k 10, text
+queries, 1/8/32 client threads; QPS, p50/p99, Recall@10, MRR@10, ingest rate.
 
 Run from the repository root: python -m benchmarks.peers.run [--quick] [--data-dir DIR]
 
@@ -11,7 +11,7 @@ with the same requests (ghz_load.py).
 With `--rounds N` the whole comparison runs N times, groundwire first in odd rounds and the peers
 first in even ones; the table gives medians over rounds and each system's QPS as a ratio to
 `--reference`'s in the same round (rounds.py). groundwire's ingest probe runs in the first round.
-Writes results/peers{,-quick}.{md,json}.
+Writes results/NAME.{md,json} (`--name`; peers, or peers-quick with --quick).
 """
 
 from __future__ import annotations
@@ -59,6 +59,10 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--ingest-docs", type=int, help="groundwire ingest probe (200; quick 40)")
     parser.add_argument("--peers", default="chroma-embedded,chroma-http,lancedb")
     parser.add_argument("--label", default="")
+    parser.add_argument(
+        "--name",
+        help="results file name, without suffix (default: peers; peers-quick with --quick)",
+    )
     parser.add_argument(
         "--rounds", type=int, default=1, help="whole comparisons, the order alternating (1)"
     )
@@ -162,7 +166,7 @@ def run_groundwire(
 
 def main() -> None:
     args = parse_args()
-    suffix = "-quick" if args.quick else ""
+    name = args.name or ("peers-quick" if args.quick else "peers")
     duration = args.duration or (5.0 if args.quick else 20.0)
     sections = QUICK_SECTIONS if args.quick else None
     before = uptime()
@@ -189,7 +193,9 @@ def main() -> None:
     record = {
         "label": args.label or ("quick (subset corpus, short runs)" if args.quick else "full"),
         "quick": args.quick,
+        "dataset": args.dataset.name,
         "documents": len(ids),
+        "queries": len(load_queries(args.dataset)),
         "groundwire_index": index,
         "duration_s_per_thread_count": duration,
         "groundwire_processes": args.processes,
@@ -205,9 +211,9 @@ def main() -> None:
         "ratios": ratios(rounds, args.reference),
         "round_rows": rounds if len(rounds) > 1 else [],
     }
-    (RESULTS / f"peers{suffix}.json").write_text(json.dumps(record, indent=2) + "\n")
+    (RESULTS / f"{name}.json").write_text(json.dumps(record, indent=2) + "\n")
     text = markdown(record)
-    (RESULTS / f"peers{suffix}.md").write_text(text)
+    (RESULTS / f"{name}.md").write_text(text)
     print(text)
 
 

@@ -1,9 +1,10 @@
 """One table of every `groundwire eval` configuration on the labelled sets, side by side.
 
-Run: .venv/bin/python benchmarks/quality/both_sets_table.py PERL_JSON PYTHON_JSON \
-        [--set NAME=JSON ...] [--note TEXT ...] [--name NAME]
+Run: .venv/bin/python benchmarks/quality/both_sets_table.py [PERL_JSON PYTHON_JSON] \
+        [--set NAME=JSON ...] [--note TEXT ...] [--name NAME] [--title TEXT]
 (each a report written by `groundwire eval --json --output FILE`; `--set r-faq=FILE` adds a
-column group after perl-faq and python-faq). Prints the table and writes
+column group after perl-faq and python-faq, or makes one on its own without them). Prints the
+table and writes
 benchmarks/results/<NAME>.md (NAME: section_vectors): MRR@10 and Recall@10 per set with deltas
 against each set's whole-section baseline row, computed in the same run as the configuration.
 Each `--note` is a paragraph printed before the table (where and when the runs were made).
@@ -54,8 +55,8 @@ def table(sets: dict[str, dict[str, object]]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("perl", type=Path)
-    parser.add_argument("python", type=Path)
+    parser.add_argument("perl", type=Path, nargs="?")
+    parser.add_argument("python", type=Path, nargs="?")
     parser.add_argument(
         "--set",
         action="append",
@@ -65,11 +66,14 @@ def main() -> None:
     )
     parser.add_argument("--note", action="append", default=[], help="a paragraph before the table")
     parser.add_argument("--name", default="section_vectors")
+    parser.add_argument("--title", help="what the table compares (default: the labelled sets)")
     args = parser.parse_args()
-    sets = {
-        "perl-faq": json.loads(args.perl.read_text()),
-        "python-faq": json.loads(args.python.read_text()),
-    }
+    if (args.perl is None) != (args.python is None):
+        parser.error("give both PERL_JSON and PYTHON_JSON, or neither")
+    sets = {}
+    if args.perl is not None:
+        sets["perl-faq"] = json.loads(args.perl.read_text())
+        sets["python-faq"] = json.loads(args.python.read_text())
     for spec in args.set:
         name, sep, path = spec.partition("=")
         if not sep or not name or not path:
@@ -80,7 +84,9 @@ def main() -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     scopes = "\n".join(f"- {name}: {scope(report)}" for name, report in sets.items())
     notes = "".join(f"{note}\n\n" for note in args.note)
-    title = "both development sets" if len(sets) == 2 else "every labelled set"
+    if not sets:
+        parser.error("no report: give PERL_JSON PYTHON_JSON or --set NAME=JSON")
+    title = args.title or ("both development sets" if len(sets) == 2 else "every labelled set")
     (RESULTS / f"{args.name}.md").write_text(
         f"# Every retrieval configuration on {title} (`groundwire eval`)\n\n"
         "Produced by `benchmarks/quality/both_sets_table.py` from `groundwire eval --json` "

@@ -45,12 +45,14 @@ def index_dataset(
     config: CollectionConfig,
     progress: Callable[[int], None] = lambda n: None,
     name: str = EVAL_COLLECTION,
+    source_type: SourceType = SourceType.TEXT,
 ) -> None:
-    """Index every corpus document (title as section root, body as plain text) into `name`."""
+    """Index every corpus document into `name`: title as section root, body as `source_type`
+    (plain text by default; Markdown splits each body at its own headings)."""
     collection = catalog.create(DEFAULT_TENANT, name, config)
     batch: list[Document] = []
     for doc in dataset.corpus.values():
-        batch.append(Document(doc.doc_id, doc.text, SourceType.TEXT, title=doc.title))
+        batch.append(Document(doc.doc_id, doc.text, source_type, title=doc.title))
         if len(batch) == INDEX_BATCH:
             indexer.index(collection, batch)
             progress(len(batch))
@@ -115,6 +117,7 @@ def evaluate_configurations(
     variants: Mapping[str, CollectionConfig] | None = None,
     tuning: Tuning | None = None,
     tune_reports: list[TuneReport] | None = None,
+    source_type: SourceType = SourceType.TEXT,
 ) -> dict[str, dict[str, float]]:
     """Metrics@k of the whole-section baseline (`BASELINE`) and of each configuration label; each
     request is a template whose query is replaced.
@@ -123,7 +126,8 @@ def evaluate_configurations(
     searches) and once more per entry of `variants` (collection config by name; a template names
     the variant in its `collection`). The embedder should cache: variants re-embed the same texts.
     With `tuning`, one more copy (`TUNED_COLLECTION`) is indexed and tuned (never reading the
-    queries or labels), its report appended to `tune_reports`.
+    queries or labels), its report appended to `tune_reports`. `source_type`: how every copy
+    reads the document bodies (`index_dataset`).
     """
     with (
         tempfile.TemporaryDirectory(prefix="groundwire-eval-") as tmp,
@@ -132,25 +136,12 @@ def evaluate_configurations(
         catalog = CollectionCatalog(Path(tmp))
         catalog.open_all()
         indexer = Indexer(embedder, config.chunk_max_tokens, max_document_bytes=1 << 30)
-        index_dataset(dataset, catalog, indexer, config, lambda n: progress("index", n))
+        index = functools.partial(index_dataset, dataset, catalog, indexer, source_type=source_type)
+        index(config, lambda n: progress("index", n))
         for name, variant in (variants or {}).items():
-            index_dataset(
-                dataset,
-                catalog,
-                indexer,
-                variant,
-                functools.partial(progress, f"index {name}"),
-                name,
-            )
+            index(variant, functools.partial(progress, f"index {name}"), name)
         if tuning is not None:
-            index_dataset(
-                dataset,
-                catalog,
-                indexer,
-                config,
-                functools.partial(progress, "index tuned"),
-                TUNED_COLLECTION,
-            )
+            index(config, functools.partial(progress, "index tuned"), TUNED_COLLECTION)
             tuned = catalog.get(DEFAULT_TENANT, TUNED_COLLECTION)
             report = tuning.tuner.tune(
                 tuned,

@@ -20,6 +20,7 @@ from core.embed.protocol import Embedder
 from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder, default_model_path
 from core.eval.beir import load_beir, subset
 from core.eval.runner import BASELINE, TUNED_COLLECTION, Tuning, evaluate_configurations
+from core.models import SourceType
 from core.retrieve.expansion_policy import ExpansionPolicy, ExpansionStrategy
 from core.retrieve.fusion import FusionMethod
 from core.retrieve.modes import RetrievalMode
@@ -115,11 +116,13 @@ def run_eval(
     cache: Path | None = None,
     subset_of: tuple[str, int] | None = None,
     tune: bool = False,
+    markdown: bool = False,
 ) -> None:
     """Index the dataset in a temporary collection, score every configuration, print the table.
 
     `subset_of`: (id prefix, distractors) to run on part of the corpus (`core.eval.beir.subset`).
     `tune`: also tune a copy of the collection (settings `tune`) and score it ("tuned ..." rows).
+    `markdown`: the document texts are indexed as Markdown (plain text otherwise).
     """
     dataset = load_beir(dataset_dir)
     if subset_of is not None:
@@ -179,12 +182,14 @@ def run_eval(
         variants=variants(config),
         tuning=tuning,
         tune_reports=reports,
+        source_type=SourceType.MARKDOWN if markdown else SourceType.TEXT,
     )
     for bar in bars.values():
         bar.close()
     report = {
         "dataset": str(dataset_dir),
         "subset": {"prefix": subset_of[0], "distractors": subset_of[1]} if subset_of else None,
+        "source_type": "markdown" if markdown else "text",
         "documents": len(dataset.corpus),
         "queries": len(dataset.queries),
         "device": device.device,

@@ -379,6 +379,10 @@ def test_eval_prints_metrics_for_every_configuration(tmp_path: Path) -> None:
     }
     assert report["results"]["dense"] == {"mrr@10": 1.0, "recall@10": 1.0, "ndcg@10": 1.0}
     assert report["results"]["whole-section baseline"]["recall@10"] == 1.0
+    assert report["source_type"] == "text"
+    markdown = _cli("eval", "--dataset", str(dataset), "--json", "--markdown")
+    assert markdown.returncode == 0, markdown.stderr
+    assert json.loads(markdown.stdout)["source_type"] == "markdown"
     table = _cli("eval", "--dataset", str(dataset))
     assert table.stdout.splitlines()[0].split("|")[1:-1] == [
         " configuration ",

@@ -1,17 +1,22 @@
-"""`evaluate_configurations`: each query reaches the model once, whatever the configurations."""
+"""`evaluate_configurations`: each query reaches the model once, whatever the configurations;
+`index_dataset` reads the bodies as plain text or as Markdown."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 
+from core.catalog.catalog import DEFAULT_TENANT, CollectionCatalog
 from core.catalog.collection_config import CollectionConfig
 from core.embed.delegating_embedder import DelegatingEmbedder
 from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder
 from core.eval.beir import BeirDataset, BeirDoc
-from core.eval.runner import BASELINE, evaluate_configurations
+from core.eval.runner import BASELINE, evaluate_configurations, index_dataset
+from core.indexer import Indexer
+from core.models import SourceType
 from core.retrieve.modes import RetrievalMode
 from core.retrieve.request import RetrievalRequest
 
@@ -64,3 +69,28 @@ def test_each_query_is_embedded_once_for_all_configurations(
         [*DATASET.queries.values(), *DATASET.queries.values()]
     )
     assert results["dense"]["mrr@3"] == 1.0
+
+
+def test_markdown_bodies_are_split_at_their_own_headings(
+    embedder: SentenceTransformerEmbedder, tmp_path: Path
+) -> None:
+    manual = (
+        "## SYNOPSIS\n\nls [OPTION]... [FILE]...\n\n## DESCRIPTION\n\nList information about files."
+    )
+    dataset = BeirDataset(corpus={"ls.1": BeirDoc("ls.1", "ls(1)", manual)}, queries={}, qrels={})
+    config = CollectionConfig(
+        chunk_max_tokens=200, embedding_model=embedder.model_name, embedding_dim=embedder.dimension
+    )
+    catalog = CollectionCatalog(tmp_path)
+    catalog.open_all()
+    indexer = Indexer(embedder, config.chunk_max_tokens, max_document_bytes=1 << 20)
+    index_dataset(dataset, catalog, indexer, config, name="plain")
+    index_dataset(dataset, catalog, indexer, config, name="md", source_type=SourceType.MARKDOWN)
+    paths = {}
+    for name in ("plain", "md"):
+        stored = catalog.get(DEFAULT_TENANT, name).store.get_document("ls.1")
+        assert stored is not None
+        paths[name] = [chunk.section_path for chunk in stored.chunks]
+    catalog.close()
+    assert paths["plain"] == [("ls(1)",)]
+    assert paths["md"] == [("ls(1)", "SYNOPSIS"), ("ls(1)", "DESCRIPTION")]
