@@ -192,6 +192,8 @@ def write_packages(corpus: Sequence[ManPage], man_root: Path, out: Path) -> int:
         return 0
     counts: dict[str, int] = {}
     for line in owners.stdout.splitlines():
+        if line.startswith("diversion by "):  # "diversion by P from/to: PATH": not an owner
+            continue
         for package in line.split(": ", 1)[0].split(", "):
             counts[package] = counts.get(package, 0) + 1
     rows = ["package\tversion\tpages"]
