@@ -119,7 +119,7 @@ def pages(
     exclude: Sequence[str],
     renderer: Callable[[Path], str] = render,
 ) -> list[ManPage]:
-    """The kept pages of `sections` under `man_root`, sorted by id, renderings deduplicated."""
+    """The kept pages of `sections` under `man_root`, sorted by id; a text met twice kept once."""
     files: list[tuple[Path, str, str]] = []
     for section in sections:
         for path in sorted((man_root / f"man{section}").glob("*.gz")):
