@@ -119,7 +119,7 @@ def pages(
     exclude: Sequence[str],
     renderer: Callable[[Path], str] = render,
 ) -> list[ManPage]:
-    """The kept pages of `sections` under `man_root`, sorted by id, renderings deduplicated."""
+    """The kept pages of `sections` under `man_root`, sorted by id; a text met twice kept once."""
     files: list[tuple[Path, str, str]] = []
     for section in sections:
         for path in sorted((man_root / f"man{section}").glob("*.gz")):
@@ -192,6 +192,8 @@ def write_packages(corpus: Sequence[ManPage], man_root: Path, out: Path) -> int:
         return 0
     counts: dict[str, int] = {}
     for line in owners.stdout.splitlines():
+        if line.startswith("diversion by "):  # "diversion by P from/to: PATH": not an owner
+            continue
         for package in line.split(": ", 1)[0].split(", "):
             counts[package] = counts.get(package, 0) + 1
     rows = ["package\tversion\tpages"]

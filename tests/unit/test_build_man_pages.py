@@ -4,9 +4,20 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 from pathlib import Path
 
-from benchmarks.quality.build_man_pages import MAX_TEXT, askable, pages, parse, write_set
+import pytest
+
+from benchmarks.quality.build_man_pages import (
+    MAX_TEXT,
+    ManPage,
+    askable,
+    pages,
+    parse,
+    write_packages,
+    write_set,
+)
 
 _LS = """LS(1)                     User Commands                     LS(1)
 
@@ -113,3 +124,28 @@ def test_write_set_asks_unique_summaries_in_corpus_order(tmp_path: Path) -> None
         assert query["text"] == f"does thing number {number} well"
     assert write_set(corpus, 4, tmp_path / "again") == write_set(corpus, 4, out)
     assert (tmp_path / "again" / "queries.jsonl").read_text() == (out / "queries.jsonl").read_text()
+
+
+def test_packages_are_read_from_dpkg_without_diversions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tools / "dpkg").write_text(
+        "#!/bin/sh\n"
+        "echo 'diversion by linux-perf from: /m/man1/perf.1.gz'\n"
+        "echo 'linux-perf: /m/man1/perf.1.gz'\n"
+        "echo 'coreutils: /m/man1/ls.1.gz'\n"
+        "echo 'coreutils: /m/man1/dir.1.gz'\n"
+    )
+    (tools / "dpkg-query").write_text("#!/bin/sh\nprintf '1.0-%s' \"$3\"\n")
+    for tool in tools.iterdir():
+        tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}:{os.environ['PATH']}")
+    corpus = [ManPage(doc_id, "", "", "") for doc_id in ("perf.1", "ls.1", "dir.1")]
+    assert write_packages(corpus, Path("/m"), tmp_path) == 2
+    assert (tmp_path / "packages.tsv").read_text().splitlines() == [
+        "package\tversion\tpages",
+        "coreutils\t1.0-coreutils\t2",
+        "linux-perf\t1.0-linux-perf\t1",
+    ]
