@@ -77,12 +77,19 @@ def test_long_pages_are_cut_on_a_line_break() -> None:
 
 
 def _man_tree(tmp_path: Path, rendered: dict[str, str]) -> Path:
+    """man1/ holding each page gzipped as `man` renders it (`_rendered` reads it back, standing
+    in for man, which may not be installed where the tests run)."""
     root = tmp_path / "man"
     (root / "man1").mkdir(parents=True)
-    for file_name in rendered:
-        with gzip.open(root / "man1" / file_name, "wt") as handle:
-            handle.write(".TH placeholder\n")
+    for file_name, text in rendered.items():
+        with gzip.open(root / "man1" / file_name, "wt", encoding="utf-8") as handle:
+            handle.write(text)
     return root
+
+
+def _rendered(path: Path) -> str:
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        return handle.read()
 
 
 def test_pages_skip_links_duplicates_excluded_and_short_pages(tmp_path: Path) -> None:
@@ -97,7 +104,7 @@ def test_pages_skip_links_duplicates_excluded_and_short_pages(tmp_path: Path) ->
     }
     root = _man_tree(tmp_path, rendered)
     (root / "man1" / "link.1.gz").symlink_to(root / "man1" / "sort.1.gz")
-    kept = pages(root, ["1"], ["gcloud"], lambda path: rendered[path.name])
+    kept = pages(root, ["1"], ["gcloud"], _rendered)
     assert [page.doc_id for page in kept] == ["alias.1", "dir.1", "sort.1"]  # ls: alias's twin
     assert [page.doc_id for page in askable(kept)] == ["sort.1"]
 
@@ -109,7 +116,7 @@ def test_write_set_asks_unique_summaries_in_corpus_order(tmp_path: Path) -> None
     }
     rendered["two.1.gz"] = _page("two", "two words")
     root = _man_tree(tmp_path, rendered)
-    corpus = pages(root, ["1"], [], lambda path: rendered[path.name])
+    corpus = pages(root, ["1"], [], _rendered)
     out = tmp_path / "set"
     assert write_set(corpus, 4, out) == {"documents": 7, "askable": 6, "queries": 4}
     docs = [json.loads(line) for line in (out / "corpus.jsonl").open()]
