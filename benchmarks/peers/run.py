@@ -36,7 +36,7 @@ from benchmarks.ghz.faq_index import (
 from benchmarks.ghz.machine import machine_record, uptime
 from benchmarks.peers.ghz_load import ghz_load, ghz_tools
 from benchmarks.peers.groundwire_system import groundwire_ingest, groundwire_search
-from benchmarks.peers.load_driver import load_qrels, load_queries, measure
+from benchmarks.peers.load_driver import load_qrels, load_queries, measure, quality
 from benchmarks.peers.peers_table import markdown
 from benchmarks.peers.peers_venv import ensure_venv
 from benchmarks.peers.rounds import fold_rounds, ratios
@@ -84,9 +84,16 @@ def parse_args() -> argparse.Namespace:
 
 
 def run_peers(
-    args: argparse.Namespace, python: Path, ids: list[str], work: Path, duration: float
+    args: argparse.Namespace,
+    python: Path,
+    ids: list[str],
+    work: Path,
+    duration: float,
+    mirrored: bool = False,
 ) -> dict[str, Any]:
-    """peer_driver.py in the peers' venv; its JSON."""
+    """peer_driver.py in the peers' venv; its JSON. The systems run in `--peers` order, or in
+    the reverse when `mirrored` (the peers go first, so the reference ends next to groundwire)."""
+    systems = args.peers.split(",")
     ids_file = work / "ids.json"
     ids_file.write_text(json.dumps(ids))
     out = work / "peers.json"
@@ -109,11 +116,22 @@ def run_peers(
         "--duration",
         f"{duration:g}",
         "--systems",
-        args.peers,
+        ",".join(systems[::-1] if mirrored else systems),
     ]
     subprocess.run(command, check=True, cwd=ROOT)
     result: dict[str, Any] = json.loads(out.read_text())
     return result
+
+
+GROUNDWIRE_STEPS = (
+    ("dense", "python"),
+    ("dense", "ghz"),
+    ("default", "ghz"),
+    ("default", "python"),
+)
+"""groundwire's rows in the order measured when groundwire goes first: the default mode's Python
+row, the one the headline ratio divides, comes last, next to the peers (which then begin with the
+reference); when the peers go first both orders are mirrored."""
 
 
 def run_groundwire(
@@ -123,10 +141,12 @@ def run_groundwire(
     work: Path,
     duration: float,
     ingest: dict[str, Any] | None = None,
+    first: bool = True,
 ) -> list[dict[str, Any]]:
     """groundwire serve on a copy of the cached index: ingest (unless `ingest` is an earlier
-    round's probe), then dense and default Retrieve, each driven by the Python client and then
-    by ghz."""
+    round's probe), then dense and default Retrieve, each driven by the Python client and by ghz,
+    in `GROUNDWIRE_STEPS` order (mirrored unless `first`). Rows come back in the table's order:
+    dense, dense (ghz), default, default (ghz)."""
     queries, qrels = load_queries(args.dataset), load_qrels(args.dataset)
     threads = [int(n) for n in args.threads.split(",")]
     data_dir = work / "groundwire"
@@ -134,34 +154,38 @@ def run_groundwire(
     env = {**SERVER_ENV, "GROUNDWIRE_SERVER__PROCESSES": str(args.processes)}
     tools = ghz_tools(args.data_dir, work)
     server = ServeSubprocess.start(data_dir, work / "server.log", env, 600)
-    rows = []
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    steps = GROUNDWIRE_STEPS if first else GROUNDWIRE_STEPS[::-1]
     try:
         if ingest is None:
             ingest_docs = args.ingest_docs or (40 if args.quick else 200)
             ingest = groundwire_ingest(server.target, args.dataset, ingest_docs)
-        for mode in ("dense", "default"):
+        for mode, driver in steps:
+            system = f"groundwire-{mode}" + (" (ghz)" if driver == "ghz" else "")
+            print(f"measuring {system}", file=sys.stderr)
             with groundwire_search(server.target, collection, mode) as search:
-                print(f"measuring groundwire-{mode}", file=sys.stderr)
-                row = {"system": f"groundwire-{mode}", "ingest": ingest}
-                row.update(measure(search, queries, qrels, threads, duration, server.process.pid))
-                rows.append(row)
-                print(json.dumps(row), file=sys.stderr)
-            print(f"measuring groundwire-{mode} with ghz", file=sys.stderr)
-            load = ghz_load(
-                tools,
-                server.target,
-                args.dataset,
-                collection,
-                mode,
-                threads,
-                duration,
-                server.process.pid,
-            )
-            rows.append({**row, "system": f"groundwire-{mode} (ghz)", "load": load})
-            print(json.dumps(rows[-1]), file=sys.stderr)
+                row: dict[str, Any] = {"system": system, "ingest": ingest}
+                if driver == "python":
+                    row.update(
+                        measure(search, queries, qrels, threads, duration, server.process.pid)
+                    )
+                else:  # the Python client's quality pass first: a warm-up, and the row's metrics
+                    row.update(quality(search, queries, qrels))
+                    row["load"] = ghz_load(
+                        tools,
+                        server.target,
+                        args.dataset,
+                        collection,
+                        mode,
+                        threads,
+                        duration,
+                        server.process.pid,
+                    )
+            rows[(mode, driver)] = row
+            print(json.dumps(row), file=sys.stderr)
     finally:
         server.stop()
-    return rows
+    return [rows[(mode, driver)] for mode in ("dense", "default") for driver in ("python", "ghz")]
 
 
 def main() -> None:
@@ -181,13 +205,14 @@ def main() -> None:
             work = Path(tmp) / f"round{number}"
             work.mkdir()
             print(f"round {number} of {args.rounds}", file=sys.stderr)
-            if number % 2 == 0:
-                peers = run_peers(args, python, ids, work, duration)
+            first = number % 2 == 1  # groundwire first in odd rounds, the peers in even ones
+            if not first:
+                peers = run_peers(args, python, ids, work, duration, mirrored=True)
             groundwire = run_groundwire(
-                args, index_dir, str(index["collection"]), work, duration, ingest
+                args, index_dir, str(index["collection"]), work, duration, ingest, first
             )
             ingest = groundwire[0]["ingest"]
-            if number % 2 == 1:
+            if first:
                 peers = run_peers(args, python, ids, work, duration)
             rounds.append(groundwire + peers["peers"])
     record = {
