@@ -39,7 +39,7 @@ from benchmarks.peers.groundwire_system import groundwire_ingest, groundwire_sea
 from benchmarks.peers.load_driver import load_qrels, load_queries, measure, quality
 from benchmarks.peers.peers_table import markdown
 from benchmarks.peers.peers_venv import ensure_venv
-from benchmarks.peers.rounds import fold_rounds, ratios
+from benchmarks.peers.rounds import fold_rounds, groundwire_steps, peer_order, ratios
 from tests.serve_subprocess import ServeSubprocess
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -89,11 +89,11 @@ def run_peers(
     ids: list[str],
     work: Path,
     duration: float,
-    mirrored: bool = False,
+    groundwire_first: bool = True,
 ) -> dict[str, Any]:
-    """peer_driver.py in the peers' venv; its JSON. The systems run in `--peers` order, or in
-    the reverse when `mirrored` (the peers go first, so the reference ends next to groundwire)."""
-    systems = args.peers.split(",")
+    """peer_driver.py in the peers' venv; its JSON. The systems run in `peer_order`: the
+    reference's next to groundwire's side of the round."""
+    systems = peer_order(args.peers.split(","), args.reference, groundwire_first)
     ids_file = work / "ids.json"
     ids_file.write_text(json.dumps(ids))
     out = work / "peers.json"
@@ -116,22 +116,11 @@ def run_peers(
         "--duration",
         f"{duration:g}",
         "--systems",
-        ",".join(systems[::-1] if mirrored else systems),
+        ",".join(systems),
     ]
     subprocess.run(command, check=True, cwd=ROOT)
     result: dict[str, Any] = json.loads(out.read_text())
     return result
-
-
-GROUNDWIRE_STEPS = (
-    ("dense", "python"),
-    ("dense", "ghz"),
-    ("default", "ghz"),
-    ("default", "python"),
-)
-"""groundwire's rows in the order measured when groundwire goes first: the default mode's Python
-row, the one the headline ratio divides, comes last, next to the peers (which then begin with the
-reference); when the peers go first both orders are mirrored."""
 
 
 def run_groundwire(
@@ -141,12 +130,12 @@ def run_groundwire(
     work: Path,
     duration: float,
     ingest: dict[str, Any] | None = None,
-    first: bool = True,
+    groundwire_first: bool = True,
 ) -> list[dict[str, Any]]:
     """groundwire serve on a copy of the cached index: ingest (unless `ingest` is an earlier
     round's probe), then dense and default Retrieve, each driven by the Python client and by ghz,
-    in `GROUNDWIRE_STEPS` order (mirrored unless `first`). Rows come back in the table's order:
-    dense, dense (ghz), default, default (ghz)."""
+    in `groundwire_steps` order. Rows come back in the table's order: dense, dense (ghz),
+    default, default (ghz)."""
     queries, qrels = load_queries(args.dataset), load_qrels(args.dataset)
     threads = [int(n) for n in args.threads.split(",")]
     data_dir = work / "groundwire"
@@ -155,12 +144,11 @@ def run_groundwire(
     tools = ghz_tools(args.data_dir, work)
     server = ServeSubprocess.start(data_dir, work / "server.log", env, 600)
     rows: dict[tuple[str, str], dict[str, Any]] = {}
-    steps = GROUNDWIRE_STEPS if first else GROUNDWIRE_STEPS[::-1]
     try:
         if ingest is None:
             ingest_docs = args.ingest_docs or (40 if args.quick else 200)
             ingest = groundwire_ingest(server.target, args.dataset, ingest_docs)
-        for mode, driver in steps:
+        for mode, driver in groundwire_steps(groundwire_first):
             system = f"groundwire-{mode}" + (" (ghz)" if driver == "ghz" else "")
             print(f"measuring {system}", file=sys.stderr)
             with groundwire_search(server.target, collection, mode) as search:
@@ -207,7 +195,7 @@ def main() -> None:
             print(f"round {number} of {args.rounds}", file=sys.stderr)
             first = number % 2 == 1  # groundwire first in odd rounds, the peers in even ones
             if not first:
-                peers = run_peers(args, python, ids, work, duration, mirrored=True)
+                peers = run_peers(args, python, ids, work, duration, groundwire_first=False)
             groundwire = run_groundwire(
                 args, index_dir, str(index["collection"]), work, duration, ingest, first
             )
