@@ -32,6 +32,7 @@ from peer_systems import (  # noqa: E402
     load_lance,
 )
 
+SYSTEMS = ("chroma-embedded", "chroma-http", "lancedb")  # lancedb: vector, FTS and hybrid
 PACKAGES = (
     "chromadb",
     "lancedb",
@@ -97,8 +98,16 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--threads", default="1,8,32")
     parser.add_argument("--duration", type=float, default=20.0)
-    parser.add_argument("--systems", default="chroma-embedded,chroma-http,lancedb")
+    parser.add_argument(
+        "--systems",
+        default=",".join(SYSTEMS),
+        help="measured in this order",
+    )
     args = parser.parse_args()
+    systems = args.systems.split(",")
+    unknown = [system for system in systems if system not in SYSTEMS]
+    if unknown:
+        parser.error(f"unknown systems {unknown}; choose from {', '.join(SYSTEMS)}")
     import chromadb
 
     ids = json.loads(args.ids_file.read_text())
@@ -116,14 +125,14 @@ def main() -> None:
         results.append(row)
         print(json.dumps(row), file=sys.stderr)
 
-    systems = args.systems.split(",")
-    if "chroma-embedded" in systems:
+    def chroma_embedded() -> None:
         client = chromadb.PersistentClient(path=str(args.work_dir / "chroma-embedded"))
         started = time.perf_counter()
         collection = load_chroma(client, ids, texts, vectors)
         ingest = ingest_record(len(ids), time.perf_counter() - started, embed)
         record("chroma-embedded", chroma_search(collection, embedder), ingest)
-    if "chroma-http" in systems:
+
+    def chroma_http() -> None:
         log = args.work_dir / "chroma-server.log"
         with chroma_server(args.work_dir / "chroma-http", log) as (host, port):
             client = chromadb.HttpClient(host=host, port=port)
@@ -131,12 +140,17 @@ def main() -> None:
             collection = load_chroma(client, ids, texts, vectors)
             ingest = ingest_record(len(ids), time.perf_counter() - started, embed)
             record("chroma-http", chroma_search(collection, embedder), ingest)
-    if "lancedb" in systems:
+
+    def lancedb() -> None:
         started = time.perf_counter()
         table = load_lance(args.work_dir / "lancedb", ids, texts, vectors)
         ingest = ingest_record(len(ids), time.perf_counter() - started, embed)
         for kind in ("vector", "fts", "hybrid"):
             record(f"lancedb-{kind}", lance_search(table, embedder, kind), ingest)
+
+    runners = {"chroma-embedded": chroma_embedded, "chroma-http": chroma_http, "lancedb": lancedb}
+    for system in systems:  # in the order given (run.py mirrors it every other round)
+        runners[system]()
     versions = {}
     for name in PACKAGES:
         try:

@@ -59,7 +59,8 @@ def markdown(record: dict[str, Any]) -> str:
         f"top-k 10, {record['duration_s_per_thread_count']:g} s per thread count"
         + (
             f", {record['rounds']} rounds (groundwire first in odd rounds, the peers first in "
-            "even ones; figures are medians over rounds)"
+            "even ones, each side's order mirrored so that groundwire-default's Python row and "
+            "the reference are measured one after the other; figures are medians over rounds)"
             if record.get("rounds", 1) > 1
             else ""
         )
@@ -77,7 +78,8 @@ def markdown(record: dict[str, Any]) -> str:
         "documents, each at its best chunk), driven by the Python client in this benchmark's "
         "process (one channel per client thread) and, in the rows marked (ghz), by ghz with the "
         "same requests (one connection per client); both drivers share the server's two cores. "
-        "Recall and MRR of a (ghz) row are its Python row's (same server, same requests).",
+        "Recall and MRR of a (ghz) row come from the Python client's pass over every query on "
+        "the same server just before its load.",
         "",
         "| system | "
         + " | ".join(f"QPS {n}" for n in threads)

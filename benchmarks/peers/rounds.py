@@ -4,7 +4,10 @@ and its throughput is also given as a ratio to a reference system measured in th
 A host's speed drifts (other tenants, thermal limits); a run that measures groundwire and then the
 peers minutes later folds that drift into their ratio. run.py alternates the order of the two
 sides every round, so a ratio taken within each round and its median over rounds cancel a drift
-that is steady across the run and show the spread of one that is not.
+that is steady across the run and show the spread of one that is not. Within a round each side's
+order is mirrored too (`groundwire_steps`, `peer_order`), so that the two figures of the headline
+ratio, groundwire-default's Python row and the reference's, are always measured one after the
+other, not minutes apart.
 """
 
 from __future__ import annotations
@@ -14,6 +17,29 @@ from collections.abc import Sequence
 from typing import Any
 
 LOAD_FIGURES = ("qps", "p50_ms", "p99_ms", "driver_cores_busy", "server_cores_busy")
+GROUNDWIRE_STEPS = (
+    ("dense", "python"),
+    ("dense", "ghz"),
+    ("default", "ghz"),
+    ("default", "python"),
+)
+"""groundwire's (mode, driver) measurements when groundwire goes first in a round: the default
+mode's Python row, the headline ratio's numerator, comes last, next to the peers."""
+
+
+def groundwire_steps(groundwire_first: bool) -> tuple[tuple[str, str], ...]:
+    """`GROUNDWIRE_STEPS`, reversed when the peers go first (the default's Python row first)."""
+    return GROUNDWIRE_STEPS if groundwire_first else GROUNDWIRE_STEPS[::-1]
+
+
+def peer_order(peers: Sequence[str], reference: str, groundwire_first: bool) -> list[str]:
+    """The peer driver's systems (`chroma-embedded`, `chroma-http`, `lancedb`) in the order to
+    measure them: the one that measures `reference` (`lancedb` for `lancedb-vector`) on
+    groundwire's side, first when groundwire went first, last when it follows; the others in
+    the given order."""
+    near = [peer for peer in peers if reference.startswith(peer)]
+    rest = [peer for peer in peers if peer not in near]
+    return near + rest if groundwire_first else rest + near
 
 
 def _median(values: Sequence[float | None]) -> float | None:

@@ -36,10 +36,10 @@ from benchmarks.ghz.faq_index import (
 from benchmarks.ghz.machine import machine_record, uptime
 from benchmarks.peers.ghz_load import ghz_load, ghz_tools
 from benchmarks.peers.groundwire_system import groundwire_ingest, groundwire_search
-from benchmarks.peers.load_driver import load_qrels, load_queries, measure
+from benchmarks.peers.load_driver import load_qrels, load_queries, measure, quality
 from benchmarks.peers.peers_table import markdown
 from benchmarks.peers.peers_venv import ensure_venv
-from benchmarks.peers.rounds import fold_rounds, ratios
+from benchmarks.peers.rounds import fold_rounds, groundwire_steps, peer_order, ratios
 from tests.serve_subprocess import ServeSubprocess
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,9 +84,16 @@ def parse_args() -> argparse.Namespace:
 
 
 def run_peers(
-    args: argparse.Namespace, python: Path, ids: list[str], work: Path, duration: float
+    args: argparse.Namespace,
+    python: Path,
+    ids: list[str],
+    work: Path,
+    duration: float,
+    groundwire_first: bool = True,
 ) -> dict[str, Any]:
-    """peer_driver.py in the peers' venv; its JSON."""
+    """peer_driver.py in the peers' venv; its JSON. The systems run in `peer_order`: the
+    reference's next to groundwire's side of the round."""
+    systems = peer_order(args.peers.split(","), args.reference, groundwire_first)
     ids_file = work / "ids.json"
     ids_file.write_text(json.dumps(ids))
     out = work / "peers.json"
@@ -109,7 +116,7 @@ def run_peers(
         "--duration",
         f"{duration:g}",
         "--systems",
-        args.peers,
+        ",".join(systems),
     ]
     subprocess.run(command, check=True, cwd=ROOT)
     result: dict[str, Any] = json.loads(out.read_text())
@@ -123,10 +130,12 @@ def run_groundwire(
     work: Path,
     duration: float,
     ingest: dict[str, Any] | None = None,
+    groundwire_first: bool = True,
 ) -> list[dict[str, Any]]:
     """groundwire serve on a copy of the cached index: ingest (unless `ingest` is an earlier
-    round's probe), then dense and default Retrieve, each driven by the Python client and then
-    by ghz."""
+    round's probe), then dense and default Retrieve, each driven by the Python client and by ghz,
+    in `groundwire_steps` order. Rows come back in the table's order: dense, dense (ghz),
+    default, default (ghz)."""
     queries, qrels = load_queries(args.dataset), load_qrels(args.dataset)
     threads = [int(n) for n in args.threads.split(",")]
     data_dir = work / "groundwire"
@@ -134,34 +143,37 @@ def run_groundwire(
     env = {**SERVER_ENV, "GROUNDWIRE_SERVER__PROCESSES": str(args.processes)}
     tools = ghz_tools(args.data_dir, work)
     server = ServeSubprocess.start(data_dir, work / "server.log", env, 600)
-    rows = []
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
     try:
         if ingest is None:
             ingest_docs = args.ingest_docs or (40 if args.quick else 200)
             ingest = groundwire_ingest(server.target, args.dataset, ingest_docs)
-        for mode in ("dense", "default"):
+        for mode, driver in groundwire_steps(groundwire_first):
+            system = f"groundwire-{mode}" + (" (ghz)" if driver == "ghz" else "")
+            print(f"measuring {system}", file=sys.stderr)
             with groundwire_search(server.target, collection, mode) as search:
-                print(f"measuring groundwire-{mode}", file=sys.stderr)
-                row = {"system": f"groundwire-{mode}", "ingest": ingest}
-                row.update(measure(search, queries, qrels, threads, duration, server.process.pid))
-                rows.append(row)
-                print(json.dumps(row), file=sys.stderr)
-            print(f"measuring groundwire-{mode} with ghz", file=sys.stderr)
-            load = ghz_load(
-                tools,
-                server.target,
-                args.dataset,
-                collection,
-                mode,
-                threads,
-                duration,
-                server.process.pid,
-            )
-            rows.append({**row, "system": f"groundwire-{mode} (ghz)", "load": load})
-            print(json.dumps(rows[-1]), file=sys.stderr)
+                row: dict[str, Any] = {"system": system, "ingest": ingest}
+                if driver == "python":
+                    row.update(
+                        measure(search, queries, qrels, threads, duration, server.process.pid)
+                    )
+                else:  # the Python client's quality pass first: a warm-up, and the row's metrics
+                    row.update(quality(search, queries, qrels))
+                    row["load"] = ghz_load(
+                        tools,
+                        server.target,
+                        args.dataset,
+                        collection,
+                        mode,
+                        threads,
+                        duration,
+                        server.process.pid,
+                    )
+            rows[(mode, driver)] = row
+            print(json.dumps(row), file=sys.stderr)
     finally:
         server.stop()
-    return rows
+    return [rows[(mode, driver)] for mode in ("dense", "default") for driver in ("python", "ghz")]
 
 
 def main() -> None:
@@ -181,13 +193,14 @@ def main() -> None:
             work = Path(tmp) / f"round{number}"
             work.mkdir()
             print(f"round {number} of {args.rounds}", file=sys.stderr)
-            if number % 2 == 0:
-                peers = run_peers(args, python, ids, work, duration)
+            first = number % 2 == 1  # groundwire first in odd rounds, the peers in even ones
+            if not first:
+                peers = run_peers(args, python, ids, work, duration, groundwire_first=False)
             groundwire = run_groundwire(
-                args, index_dir, str(index["collection"]), work, duration, ingest
+                args, index_dir, str(index["collection"]), work, duration, ingest, first
             )
             ingest = groundwire[0]["ingest"]
-            if number % 2 == 1:
+            if first:
                 peers = run_peers(args, python, ids, work, duration)
             rounds.append(groundwire + peers["peers"])
     record = {

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from benchmarks.peers.load_driver import percentile, recall_mrr, throughput
 
@@ -65,3 +68,20 @@ def test_throughput_with_a_search_that_always_fails_has_no_latencies() -> None:
     assert result["errors"] > 0
     assert result["p50_ms"] is None
     assert result["qps"] == 0.0
+
+
+def test_peer_driver_refuses_an_unknown_system_before_loading_anything(tmp_path: Path) -> None:
+    driver = Path(__file__).resolve().parents[2] / "benchmarks" / "peers" / "peer_driver.py"
+    arguments = ["--dataset", "d", "--ids-file", "i", "--cache", "c", "--work-dir", "w"]
+    done = subprocess.run(
+        [sys.executable, str(driver), *arguments, "--out", str(tmp_path / "out.json")]
+        + ["--systems", "chroma-embedded,milvus"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert "unknown systems ['milvus']; choose from chroma-embedded, chroma-http, lancedb" in (
+        done.stderr
+    )
+    assert not (tmp_path / "out.json").exists()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchmarks.peers.peers_table import markdown
-from benchmarks.peers.rounds import fold_rounds, ratios
+from benchmarks.peers.rounds import fold_rounds, groundwire_steps, peer_order, ratios
 from tests.unit.test_bench_peers_table import _record
 
 
@@ -72,3 +72,39 @@ def test_the_table_shows_every_rounds_qps_and_the_ratios() -> None:
     assert "QPS as a multiple of chroma-embedded's in the same round (median of the 2" in text
     assert "| groundwire-default | 2.0 (2.0 / 2.0) |" in text
     assert "| groundwire-default (ghz) | 3.11 (3.11 / 3.11) |" in text
+
+
+PEERS = ["chroma-embedded", "chroma-http", "lancedb"]
+
+
+def _round_order(groundwire_first: bool, reference: str) -> list[str]:
+    """Every measurement of one round in time order (lancedb measures three systems)."""
+    groundwire = [
+        f"groundwire-{mode}" + (" (ghz)" if driver == "ghz" else "")
+        for mode, driver in groundwire_steps(groundwire_first)
+    ]
+    peers: list[str] = []
+    for peer in peer_order(PEERS, reference, groundwire_first):
+        peers += (
+            [f"lancedb-{k}" for k in ("vector", "fts", "hybrid")] if peer == "lancedb" else [peer]
+        )
+    return groundwire + peers if groundwire_first else peers + groundwire
+
+
+def test_the_headline_pair_is_measured_back_to_back_in_both_orders() -> None:
+    for groundwire_first in (True, False):
+        order = _round_order(groundwire_first, "chroma-embedded")
+        at = order.index("groundwire-default")
+        assert abs(order.index("chroma-embedded") - at) == 1, order
+        assert sorted(order) == sorted(_round_order(not groundwire_first, "chroma-embedded"))
+    # another reference moves next to groundwire instead; the other peers keep their order
+    assert peer_order(PEERS, "lancedb-vector", True) == [
+        "lancedb",
+        "chroma-embedded",
+        "chroma-http",
+    ]
+    assert peer_order(PEERS, "lancedb-vector", False) == [
+        "chroma-embedded",
+        "chroma-http",
+        "lancedb",
+    ]
