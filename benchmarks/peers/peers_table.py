@@ -79,7 +79,7 @@ def markdown(record: dict[str, Any]) -> str:
         "process (one channel per client thread) and, in the rows marked (ghz), by ghz with the "
         "same requests (one connection per client); both drivers share the server's two cores. "
         "Recall and MRR of a (ghz) row come from the Python client's pass over every query on "
-        "the same server just before its load.",
+        "the same server in the same round (its Python row's, or its own when ghz runs first).",
         "",
         "| system | "
         + " | ".join(f"QPS {n}" for n in threads)

@@ -27,6 +27,11 @@ GROUNDWIRE_STEPS = (
 mode's Python row, the headline ratio's numerator, comes last, next to the peers."""
 
 
+def system_name(mode: str, driver: str) -> str:
+    """A groundwire row's name: `groundwire-<mode>`, with ` (ghz)` when ghz drove it."""
+    return f"groundwire-{mode}" + (" (ghz)" if driver == "ghz" else "")
+
+
 def groundwire_steps(groundwire_first: bool) -> tuple[tuple[str, str], ...]:
     """`GROUNDWIRE_STEPS`, reversed when the peers go first (the default's Python row first)."""
     return GROUNDWIRE_STEPS if groundwire_first else GROUNDWIRE_STEPS[::-1]

@@ -5,7 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from benchmarks.peers.peers_table import markdown
-from benchmarks.peers.rounds import fold_rounds, groundwire_steps, peer_order, ratios
+from benchmarks.peers.rounds import (
+    fold_rounds,
+    groundwire_steps,
+    peer_order,
+    ratios,
+    system_name,
+)
 from tests.unit.test_bench_peers_table import _record
 
 
@@ -79,10 +85,7 @@ PEERS = ["chroma-embedded", "chroma-http", "lancedb"]
 
 def _round_order(groundwire_first: bool, reference: str) -> list[str]:
     """Every measurement of one round in time order (lancedb measures three systems)."""
-    groundwire = [
-        f"groundwire-{mode}" + (" (ghz)" if driver == "ghz" else "")
-        for mode, driver in groundwire_steps(groundwire_first)
-    ]
+    groundwire = [system_name(mode, driver) for mode, driver in groundwire_steps(groundwire_first)]
     peers: list[str] = []
     for peer in peer_order(PEERS, reference, groundwire_first):
         peers += (
