@@ -37,6 +37,7 @@ from benchmarks.ghz.faq_index import DEFAULT_CACHE
 from core.embed.model_runtime import ModelRuntime
 from core.embed.onnx_build import cache_root, load_onnx_embedder, variant_dir
 from core.embed.onnx_embedder import OnnxEmbedder, OnnxModelSpec
+from core.embed.per_token_int8 import quantize_per_token
 from core.embed.saved_tokenizer import load_tokenizer
 from core.embed.sentence_transformer_embedder import default_model_path
 
@@ -98,6 +99,13 @@ VARIANTS: dict[str, tuple[Picker, dict[str, Any]]] = {
         lambda n, s: not (_down(n, s) and _layer(n) == 5),
         {"per_channel": True},
     ),
+    "per-token: all weight MatMuls": (lambda n, s: True, {"per_token": True}),
+    "per-token: all weight MatMuls, 7-bit weights": (
+        lambda n, s: True,
+        {"per_token": True, "weight_bits": 7},
+    ),
+    "per-token: all but ffn-out": (lambda n, s: not _down(n, s), {"per_token": True}),
+    "per-token: q/k/v + ffn-in": (_current, {"per_token": True}),
 }
 
 
@@ -120,7 +128,9 @@ def quantize(source: Path, target: Path, pick: Picker, options: dict[str, Any]) 
 
     matmuls = weight_matmuls(onnx.load(str(source)))
     chosen = [name for name, shape in matmuls.items() if pick(name, shape)]
-    if not target.exists():
+    if options.get("per_token") and not target.exists():
+        quantize_per_token(source, target, pick, weight_bits=options.get("weight_bits", 8))
+    elif not target.exists():
         quantize_dynamic(
             str(source),
             str(target),

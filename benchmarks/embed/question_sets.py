@@ -14,6 +14,7 @@ SETS = {
     "python-faq": DEFAULT_DATASET,
     "perl-faq": ROOT / "benchmarks" / "data" / "perl-faq",
     "r-faq": ROOT / "benchmarks" / "data" / "r-faq",
+    "man-pages": ROOT / "benchmarks" / "data" / "man-pages",
 }
 """Labelled set directories by name (python-faq: $PYTHON_FAQ_DIR, else shared/ beside the
 checkout, as `benchmarks/ghz/faq_index.py` finds it)."""

@@ -5,7 +5,8 @@ Run from the repository root:
         [--query-model NAME=FILE.onnx ...]
 
 For python-faq ($PYTHON_FAQ_DIR, else shared/data/python-faq beside the checkout), perl-faq
-(benchmarks/data/perl-faq) and r-faq (benchmarks/data/r-faq), as `question_sets.py` finds them, the
+(benchmarks/data/perl-faq), r-faq (benchmarks/data/r-faq) and man-pages (benchmarks/data/man-pages,
+held out), as `question_sets.py` finds them, the
 real pipeline indexes the set once per document runtime (`core.eval.runner.index_dataset`, section
 vectors as configured by default, no whole-section baseline) and scores the server default (hybrid,
 weighted fusion, default section weight) and dense mode, MRR@10 and Recall@10, for every query
@@ -19,7 +20,7 @@ file (e.g. a quantisation variant from benchmarks/embed/int8_query_variants.py).
 share a document runtime share its index. `--runtimes` picks from torch, auto, onnx, onnx-int8 (the
 "torch index, int8 queries" row comes with onnx-int8); `--datasets` from the sets above.
 Without --full, subsets with distractors (`--subset faq/ --distractors 300` and `--subset
-perlfaq --distractors 300`; r-faq always whole, as in granularity_sweep.md).
+perlfaq --distractors 300`; r-faq and man-pages always whole, as in granularity_sweep.md).
 Document vectors are cached in SQLite (`--embedding-cache`, default --cache-dir/eval-vectors.sqlite;
 keys include the runtime, torch's are `groundwire eval`'s).
 Writes benchmarks/results/embed_runtime_quality[-<sets>][-<--name>].{json,md}.
@@ -71,6 +72,7 @@ DATASETS = {
     "python-faq": (SETS["python-faq"], "faq/"),
     "perl-faq": (SETS["perl-faq"], "perlfaq"),
     "r-faq": (SETS["r-faq"], None),
+    "man-pages": (SETS["man-pages"], None),
 }
 DISTRACTORS = 300
 AUTO_BEFORE = "torch index, onnx queries"

@@ -47,7 +47,7 @@ from core.embed.saved_tokenizer import load_tokenizer, save_tokenizer
 
 logger = logging.getLogger(__name__)
 
-RECIPE = "groundwire-onnx-2"  # bump when the export, quantisation or tokenizer recipe changes
+RECIPE = "groundwire-onnx-3"  # bump when the export, quantisation or tokenizer recipe changes
 MANIFEST = "manifest.json"
 TOKENIZER_DIR = "tokenizer"
 VARIANT_FILES = {ModelRuntime.ONNX: "model.onnx", ModelRuntime.ONNX_INT8: "model.int8.onnx"}
@@ -144,8 +144,8 @@ def _build(
     loads_with = _save_tokenizer(model.tokenizer, directory / TOKENIZER_DIR, spec)
     notes = ""
     if runtime is ModelRuntime.ONNX_INT8:
-        kept = quantize_int8(fp32, directory / VARIANT_FILES[runtime])
-        notes = f"{len(kept)} weight MatMuls kept in fp32"
+        quantised = quantize_int8(fp32, directory / VARIANT_FILES[runtime])
+        notes = f"{len(quantised)} weight MatMuls per-token int8"
     manifest.update(
         {
             "recipe": RECIPE,

@@ -3,13 +3,13 @@
 `export_encoder` traces the Hugging Face encoder (`input_ids`, `attention_mask` and, when the
 tokenizer makes them, `token_type_ids` -> `last_hidden_state`) with `torch.onnx.export`'s
 TorchScript exporter, batch and sequence axes dynamic; pooling and normalisation stay outside the
-graph (NumPy, in core.embed.onnx_embedder). `quantize_int8` applies onnxruntime's dynamic
-quantisation: int8 weights per output channel on the query/key/value and feed-forward input
-projections; the down-projections (more inputs than outputs: BERT's feed-forward output) and the
-attention output projections keep fp32. Measured on all-MiniLM-L6-v2 against torch (worst text of
-the verification set): every MatMul per tensor 0.92 (a 256-token passage), per channel 0.987,
-per channel without the down-projections 0.988 (a passage embedded alone; activation scales are
-per batch), also without the attention outputs 0.996.
+graph (NumPy, in core.embed.onnx_embedder). `quantize_int8` rewrites every weight MatMul to
+per-token int8 (core.embed.per_token_int8: a scale per token row, int8 weights per output
+column), so a text's vector does not depend on the batch it is embedded in. On all-MiniLM-L6-v2
+against torch it reaches cosine 0.9960 on the worst verification text (onnxruntime's dynamic
+quantisation, one activation scale per call, reached 0.9956 with the feed-forward output and
+attention output projections left in fp32, and 0.987 with every MatMul quantised); on 543 real
+questions about half fp32's CPU per query (benchmarks/results/int8_query_variants.md).
 
 Both write to `target` through a temporary file in its directory and a rename, so a reader
 never sees half a file. Nothing here touches the network.
@@ -17,7 +17,6 @@ never sees half a file. Nothing here touches the network.
 
 from __future__ import annotations
 
-import logging
 import os
 import warnings
 from pathlib import Path
@@ -53,45 +52,17 @@ def export_encoder(model: Any, target: Path) -> None:
 
 
 def quantize_int8(source: Path, target: Path) -> list[str]:
-    """Write an int8 dynamically quantised copy of `source` to `target`; returns the weight
-    MatMuls left in fp32 (`fp32_matmuls`)."""
+    """Write a copy of `source` whose weight MatMuls run per-token int8 (core.embed.per_token_int8)
+    to `target`; returns the names of the MatMuls it quantised (every one with a 2-D weight)."""
     import onnx
-    from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    kept_fp32 = fp32_matmuls(onnx.load(str(source)))
-    quantizer_log = logging.getLogger()  # quantize_dynamic advises pre-processing on the root
-    level = quantizer_log.level
-    quantizer_log.setLevel(logging.ERROR)
-    try:
-        with _written_atomically(target) as temporary:
-            quantize_dynamic(
-                str(source),
-                str(temporary),
-                op_types_to_quantize=["MatMul"],
-                per_channel=True,
-                weight_type=QuantType.QInt8,
-                nodes_to_exclude=kept_fp32,
-            )
-    finally:
-        quantizer_log.setLevel(level)
-    return kept_fp32
+    from core.embed.per_token_int8 import rewrite
 
-
-def fp32_matmuls(graph_model: Any) -> list[str]:
-    """Names of the weight MatMuls quantisation leaves alone: down-projections (a (k, n) weight
-    with k > n) and attention output projections (named `.../attention/output/...` by the
-    Hugging Face BERT family; other models keep only the down-projections)."""
-    shapes = {init.name: tuple(init.dims) for init in graph_model.graph.initializer}
-    names: list[str] = []
-    for node in graph_model.graph.node:
-        if node.op_type != "MatMul" or len(node.input) < 2:
-            continue
-        shape = shapes.get(node.input[1])
-        if shape is None or len(shape) != 2:
-            continue
-        if shape[0] > shape[1] or "/attention/output/" in node.name:
-            names.append(node.name)
-    return names
+    graph_model = onnx.load(str(source))
+    quantised = rewrite(graph_model)
+    with _written_atomically(target) as temporary:
+        onnx.save(graph_model, str(temporary))
+    return quantised
 
 
 class _Encoder(torch.nn.Module):

@@ -1,0 +1,141 @@
+"""Per-token int8 quantisation of an exported encoder's weight MatMuls (offline graph rewrite).
+
+onnxruntime's dynamic quantisation gives each MatMul input one scale for the whole call, so a
+token's int8 value, and with it a query's vector, depends on the other texts of its batch (the
+micro-batcher's batches vary with the load). Here every token row gets its own symmetric scale
+instead:
+
+    s = max(|x|) / 127 over the row (one per token)      w_s = max(|W|) / 127 per output column
+    x_q = round(x / s) + 128 (uint8, zero point 128)      W_q = round(W / w_s) (int8)
+    y = MatMulInteger(x_q, W_q, 128) * s * w_s
+
+A token's result depends only on that token's activations, so a vector is the same alone and in
+any batch (the int32 products are exact); the scales are finer than one per call, so the error is
+smaller at the same int8 cost. `MatMulInteger` (u8 x s8, onnxruntime's fastest CPU path) takes one
+zero point for its first input, so activations are shifted by a fixed 128 rather than given a zero
+point each. MatMuls that read the same input (query, key and value) share one quantised copy of
+it. Nothing here touches the network.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+Picker = Callable[[str, tuple[int, ...]], bool]
+"""(MatMul node name, weight shape) -> quantise it?"""
+
+_SCALE_FLOOR = 1e-12  # a row of zeros keeps a finite scale (its values quantise to 0)
+
+
+def quantize_per_token(
+    source: Path, target: Path, pick: Picker | None = None, *, weight_bits: int = 8
+) -> list[str]:
+    """Write a copy of the ONNX model `source` to `target` whose weight MatMuls (those `pick`
+    accepts; every one by default) run per-token int8; returns the names of the rewritten nodes
+    (a benchmark's variants; the server's build is core.embed.onnx_export.quantize_int8).
+    `weight_bits` 7 keeps weights within +-63, which rules out the int16 saturation of AVX2's
+    u8 x s8 multiply-add on processors without VNNI (at some cost in weight precision)."""
+    import onnx
+
+    graph_model = onnx.load(str(source))
+    rewritten = rewrite(graph_model, pick, weight_bits)
+    onnx.save(graph_model, str(target))
+    return rewritten
+
+
+def rewrite(graph_model: Any, pick: Picker | None = None, weight_bits: int = 8) -> list[str]:
+    """Rewrite `graph_model` (an onnx ModelProto) in place; see `quantize_per_token`."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    graph = graph_model.graph
+    weights = {init.name: init for init in graph.initializer}
+    opset = next(o.version for o in graph_model.opset_import if o.domain in ("", "ai.onnx"))
+    limit = float(2 ** (weight_bits - 1) - 1)
+    constants: dict[str, np.ndarray] = {
+        "pt8/inv127": np.array(1.0 / 127.0, np.float32),
+        "pt8/floor": np.array(_SCALE_FLOOR, np.float32),
+        "pt8/shift": np.array(128.0, np.float32),
+        "pt8/zero_point": np.array(128, np.uint8),
+    }
+    quantised_inputs: dict[str, tuple[str, str]] = {}  # input -> (uint8 copy, row scales)
+    nodes: list[Any] = []
+    rewritten: list[str] = []
+    for node in graph.node:
+        weight = weights.get(node.input[1]) if node.op_type == "MatMul" else None
+        shape = tuple(weight.dims) if weight is not None else ()
+        if weight is None or len(shape) != 2 or (pick and not pick(node.name, shape)):
+            nodes.append(node)
+            continue
+        source = node.input[0]
+        if source not in quantised_inputs:
+            quantised_inputs[source] = _quantise_rows(source, nodes, helper, TensorProto, opset)
+        values, scales = quantised_inputs[source]
+        base = f"pt8/{node.name or node.output[0]}"
+        matrix = numpy_helper.to_array(weight).astype(np.float32)
+        column_scale = np.maximum(np.abs(matrix).max(axis=0), _SCALE_FLOOR) / limit
+        quantised = np.clip(np.round(matrix / column_scale), -limit, limit).astype(np.int8)
+        constants[f"{base}/weight"] = quantised
+        constants[f"{base}/weight_scale"] = column_scale.astype(np.float32)
+        nodes += [
+            helper.make_node(
+                "MatMulInteger",
+                [values, f"{base}/weight", "pt8/zero_point"],
+                [f"{base}/int32"],
+                name=f"{base}/MatMulInteger",
+            ),
+            helper.make_node("Cast", [f"{base}/int32"], [f"{base}/float"], to=TensorProto.FLOAT),
+            helper.make_node("Mul", [f"{base}/float", scales], [f"{base}/rows"]),
+            helper.make_node(
+                "Mul", [f"{base}/rows", f"{base}/weight_scale"], [node.output[0]], name=base
+            ),
+        ]
+        rewritten.append(node.name)
+    used = {name for node in nodes for name in node.input}
+    kept = [init for init in graph.initializer if init.name in used]
+    del graph.initializer[:]
+    graph.initializer.extend(kept)
+    graph.initializer.extend(
+        numpy_helper.from_array(value, name) for name, value in constants.items() if name in used
+    )
+    del graph.node[:]
+    graph.node.extend(nodes)
+    return rewritten
+
+
+def _quantise_rows(
+    source: str, nodes: list[Any], helper: Any, types: Any, opset: int
+) -> tuple[str, str]:
+    """Append the nodes that quantise `source` per row (last axis); (uint8 values, scales)."""
+    base = f"pt8/in/{source}"
+    if opset >= 18:
+        axes = f"{base}/axes"
+        nodes.append(
+            helper.make_node(
+                "Constant",
+                [],
+                [axes],
+                value=helper.make_tensor(axes, types.INT64, [1], [-1]),
+            )
+        )
+        reduce_max = helper.make_node(
+            "ReduceMax", [f"{base}/abs", axes], [f"{base}/max"], keepdims=1
+        )
+    else:
+        reduce_max = helper.make_node(
+            "ReduceMax", [f"{base}/abs"], [f"{base}/max"], axes=[-1], keepdims=1
+        )
+    nodes += [
+        helper.make_node("Abs", [source], [f"{base}/abs"]),
+        reduce_max,
+        helper.make_node("Mul", [f"{base}/max", "pt8/inv127"], [f"{base}/raw_scale"]),
+        helper.make_node("Max", [f"{base}/raw_scale", "pt8/floor"], [f"{base}/scale"]),
+        helper.make_node("Div", [source, f"{base}/scale"], [f"{base}/scaled"]),
+        helper.make_node("Round", [f"{base}/scaled"], [f"{base}/rounded"]),
+        helper.make_node("Add", [f"{base}/rounded", "pt8/shift"], [f"{base}/shifted"]),
+        helper.make_node("Cast", [f"{base}/shifted"], [f"{base}/uint8"], to=types.UINT8),
+    ]
+    return f"{base}/uint8", f"{base}/scale"

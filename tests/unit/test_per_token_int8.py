@@ -1,0 +1,126 @@
+"""Per-token int8 (core.embed.per_token_int8) against fp32 and against onnxruntime's dynamic
+quantisation: close to fp32, and a row's result independent of the rows it is computed with."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core.embed.model_runtime import ModelRuntime
+from core.embed.onnx_build import cache_root, load_onnx_embedder
+from core.embed.onnx_embedder import session_options
+from core.embed.per_token_int8 import quantize_per_token, rewrite
+from core.embed.sentence_transformer_embedder import default_model_path
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+K, N = 64, 48
+
+
+def _graph(path: Path, weight: np.ndarray, bias: np.ndarray) -> None:
+    """y = x @ weight + bias, then x @ x^T (an activation MatMul, which must stay fp32)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "sequence", K])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", "sequence", N])
+    gram = helper.make_tensor_value_info(
+        "gram", TensorProto.FLOAT, ["batch", "sequence", "sequence"]
+    )
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["xw"], name="dense/MatMul"),
+        helper.make_node("Add", ["xw", "b"], ["y"]),
+        helper.make_node("Transpose", ["x"], ["xt"], perm=[0, 2, 1]),
+        helper.make_node("MatMul", ["x", "xt"], ["gram"], name="scores/MatMul"),
+    ]
+    initializers = [numpy_helper.from_array(weight, "w"), numpy_helper.from_array(bias, "b")]
+    graph = helper.make_graph(nodes, "g", [x], [y, gram], initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    onnx.save(model, str(path))
+
+
+def _run(path: Path, x: np.ndarray) -> np.ndarray:
+    session = ort.InferenceSession(
+        str(path), session_options(1), providers=["CPUExecutionProvider"]
+    )
+    return np.asarray(session.run(["y"], {"x": x})[0])
+
+
+@pytest.fixture()
+def files(tmp_path: Path) -> dict[str, Path]:
+    rng = np.random.default_rng(7)
+    weight = rng.normal(0, 0.05, (K, N)).astype(np.float32)
+    bias = rng.normal(0, 0.1, N).astype(np.float32)
+    fp32 = tmp_path / "fp32.onnx"
+    _graph(fp32, weight, bias)
+    per_token = tmp_path / "per_token.onnx"
+    assert quantize_per_token(fp32, per_token) == ["dense/MatMul"]  # not the activation MatMul
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    dynamic = tmp_path / "dynamic.onnx"
+    quantize_dynamic(str(fp32), str(dynamic), weight_type=QuantType.QInt8, per_channel=True)
+    return {"fp32": fp32, "per_token": per_token, "dynamic": dynamic}
+
+
+def _batches() -> tuple[np.ndarray, np.ndarray]:
+    """One text's rows alone, and the same rows beside a text of 50x larger activations."""
+    rng = np.random.default_rng(11)
+    alone = rng.normal(0, 1, (1, 5, K)).astype(np.float32)
+    loud = rng.normal(0, 50, (1, 5, K)).astype(np.float32)
+    return alone, np.concatenate([alone, loud])
+
+
+def test_per_token_int8_is_close_to_fp32(files: dict[str, Path]) -> None:
+    alone, batch = _batches()
+    exact = _run(files["fp32"], batch)
+    quantised = _run(files["per_token"], batch)
+    error = np.abs(quantised - exact).max(axis=-1) / np.abs(exact).max(axis=-1)
+    assert error.max() < 0.02, error
+
+
+def test_a_row_does_not_depend_on_its_batch(files: dict[str, Path]) -> None:
+    alone, batch = _batches()
+    by_itself = _run(files["per_token"], alone)[0]
+    beside_loud = _run(files["per_token"], batch)[0]
+    np.testing.assert_array_equal(by_itself, beside_loud)
+    # onnxruntime's dynamic quantisation shares one activation scale per call: the loud text
+    # coarsens the quiet one's values, which is what the per-token rewrite is for
+    dynamic_alone = _run(files["dynamic"], alone)[0]
+    dynamic_beside = _run(files["dynamic"], batch)[0]
+    exact = _run(files["fp32"], alone)[0]
+    assert np.abs(dynamic_beside - exact).max() > 5 * np.abs(by_itself - exact).max()
+    assert not np.array_equal(dynamic_alone, dynamic_beside)
+
+
+def test_pick_limits_the_rewrite_and_the_graph_keeps_its_outputs(files: dict[str, Path]) -> None:
+    model = onnx.load(str(files["fp32"]))
+    assert rewrite(model, lambda name, shape: name != "dense/MatMul") == []
+    assert [node.op_type for node in model.graph.node].count("MatMulInteger") == 0
+    model = onnx.load(str(files["fp32"]))
+    assert rewrite(model) == ["dense/MatMul"]
+    onnx.checker.check_model(model)
+    types = [node.op_type for node in model.graph.node]
+    assert types.count("MatMulInteger") == 1 and types.count("MatMul") == 1
+    assert "w" not in {init.name for init in model.graph.initializer}  # fp32 weight dropped
+
+
+def test_the_int8_model_embeds_a_query_the_same_alone_and_in_any_batch() -> None:
+    """The served int8 build: a question's vector alone and inside batches of other questions
+    (of other lengths, so padded) agree to float noise, where dynamic quantisation moved them."""
+    int8 = load_onnx_embedder(Path(default_model_path()), cache_root(), ModelRuntime.ONNX_INT8)
+    fp32 = load_onnx_embedder(Path(default_model_path()), cache_root(), ModelRuntime.ONNX)
+    questions = [
+        "How do I reverse a list?",
+        "why does my multithreaded program not use all cores when it runs numpy code",
+        "gil",
+        "What is the difference between a process and a thread in CPython's runtime?",
+    ]
+    alone = np.vstack([int8.embed_queries([q]) for q in questions])
+    together = int8.embed_queries(questions)
+    reordered = int8.embed_queries(questions[::-1])[::-1]
+    assert (alone * together).sum(axis=1).min() > 0.99999
+    assert (alone * reordered).sum(axis=1).min() > 0.99999
+    cosine_to_fp32 = (alone * fp32.embed_queries(questions)).sum(axis=1)
+    assert 0.99 < cosine_to_fp32.min() < 0.99999, cosine_to_fp32  # int8, close to fp32
