@@ -63,11 +63,11 @@ class ModelSettings:
     query_batch_wait_ms: float = 2.0  # how long the first query waits for company
     query_queue_max: int = 1024  # pending queries beyond this get RESOURCE_EXHAUSTED
     cuda_graphs: bool = True  # replay CUDA graphs for query batches up to 64 on CUDA devices
-    # auto | auto-int8 | torch | onnx | onnx-int8 (core/embed/README.md). auto: on a CPU queries
-    # and documents by onnx (onnxruntime, GIL released; faster than torch for both), documents in
-    # a session with a thread per available core; auto-int8: onnx-int8 queries (else onnx); on
-    # CUDA torch. onnx variants run on the CPU, built once from the model and verified against
-    # torch.
+    # auto | auto-fp32 | auto-int8 | torch | onnx | onnx-int8 (core/embed/README.md). auto: on a
+    # CPU queries by onnx-int8 (per-token int8, about half fp32's CPU; else onnx) and documents by
+    # onnx fp32 in a session with a thread per available core (onnxruntime, GIL released); on
+    # CUDA torch. auto-fp32: fp32 queries too; auto-int8: the same as auto (its old name). onnx
+    # variants run on the CPU, built once from the model and verified against torch.
     runtime: ModelRuntime = ModelRuntime.AUTO
     # onnxruntime intra-op threads of each process's query model; 0 = the available cores shared
     # among the server processes, at least one each (server/process_count.py)

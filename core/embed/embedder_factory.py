@@ -32,10 +32,11 @@ def build_embedder(
 ) -> Embedder:
     """The embedder for `runtime`: sentence-transformers on `device` for torch; for onnx and
     onnx-int8 an `OnnxEmbedder` on the CPU, built and verified once under `onnx_cache` (see
-    core.embed.onnx_build); for auto on a CPU a `SplitRuntimeEmbedder` of the fp32 export for
-    queries and documents (auto-int8: onnx-int8 queries, else onnx) under the source model's
-    name; on CUDA both are torch. An ONNX variant that fails verification is logged at ERROR with
-    the reason and the next one (auto-int8's onnx after onnx-int8, else torch) serves instead;
+    core.embed.onnx_build); for auto (and auto-int8) on a CPU a `SplitRuntimeEmbedder` of the
+    per-token int8 export for queries (else the fp32 export) and the fp32 export for documents
+    (auto-fp32: fp32 for both) under the source model's name; on CUDA both are torch. An ONNX
+    variant that fails verification is logged at ERROR with the reason and the next one (onnx
+    after onnx-int8 for auto's queries, else torch) serves instead;
     with onnx or onnx-int8 configured, a missing onnxruntime raises RuntimeError naming the pip
     command (auto logs it and serves with torch).
 

@@ -6,20 +6,22 @@ from enum import Enum
 
 
 class ModelRuntime(str, Enum):
-    """`auto` (the default): on a CPU, queries and documents by `onnx` (documents in a session of
-    every core's threads, queries in one of each server process's share; the same vectors as
-    torch to float noise, recorded under torch's model name), `torch` when the export is refused
-    or onnxruntime is missing; on CUDA, `torch`. `auto-int8` (opt-in): the same with `onnx-int8`
-    queries (about 0.8x fp32's CPU per query; retrieval within 0.005
-    MRR@10 of fp32 queries one at a time and in batches of 8, but not in batches of 4 on
-    python-faq: benchmarks/results/int8_queries.md), falling back to `onnx` queries, then torch.
-    `torch`: sentence-transformers (any device). `onnx`: an fp32 ONNX export run by onnxruntime
-    on the CPU. `onnx-int8`: the same export with int8 dynamically quantised weights (the
-    feed-forward output and attention output projections stay fp32; see core.embed.onnx_export).
-    The three explicit runtimes compute queries and documents.
+    """`auto` (the default): on a CPU, queries by `onnx-int8` (the export with every weight
+    MatMul per-token int8: about half fp32's CPU per query, a question's vector the same in any
+    batch, retrieval within 0.005 MRR@10 of fp32 queries on every labelled set:
+    benchmarks/results/int8_queries.md), falling back to `onnx` queries, then torch; documents by
+    the fp32 `onnx` export in a session with a thread per available core (the same vectors as
+    torch to float noise), recorded under torch's model name; torch when the export is refused or
+    onnxruntime is missing; on CUDA, `torch`. `auto-fp32`: the same with fp32 `onnx` queries (the
+    default before per-token int8). `auto-int8`: what `auto` is now (its default before, kept so
+    configurations that name it keep working). `torch`: sentence-transformers (any device).
+    `onnx`: an fp32 ONNX export run by onnxruntime on the CPU. `onnx-int8`: the same export with
+    per-token int8 weight MatMuls (core.embed.per_token_int8). The three explicit runtimes
+    compute queries and documents.
     """
 
     AUTO = "auto"
+    AUTO_FP32 = "auto-fp32"
     AUTO_INT8 = "auto-int8"
     TORCH = "torch"
     ONNX = "onnx"
@@ -32,15 +34,15 @@ class ModelRuntime(str, Enum):
 
     @property
     def is_auto(self) -> bool:
-        """True for the split runtimes (`auto`, `auto-int8`)."""
-        return self in (ModelRuntime.AUTO, ModelRuntime.AUTO_INT8)
+        """True for the split runtimes (`auto`, `auto-fp32`, `auto-int8`)."""
+        return self in (ModelRuntime.AUTO, ModelRuntime.AUTO_FP32, ModelRuntime.AUTO_INT8)
 
     @property
     def query_runtimes(self) -> tuple[ModelRuntime, ...]:
         """What an auto runtime tries for queries on a CPU, in order (torch after them all)."""
-        if self is ModelRuntime.AUTO:
+        if self is ModelRuntime.AUTO_FP32:
             return (ModelRuntime.ONNX,)
-        if self is ModelRuntime.AUTO_INT8:
+        if self.is_auto:
             return (ModelRuntime.ONNX_INT8, ModelRuntime.ONNX)
         return ()
 

@@ -3,9 +3,10 @@ by another.
 
 The server's query path is latency- and GIL-critical and each server process gets its share of
 the cores for it; ingestion is throughput-bound and gets all of them. Under `model.runtime =
-auto` on a CPU both halves run the fp32 ONNX export (cosine 1.00000 to torch, verified at build
-time), in two onnxruntime sessions when their thread counts differ; under auto-int8 the query
-half is the int8 export; without a usable export both are torch (core.embed.embedder_factory).
+auto` on a CPU the query half is the per-token int8 export and the document half the fp32 export
+(cosine 1.00000 to torch, verified at build time); under auto-fp32 both halves run the fp32
+export, in two onnxruntime sessions when their thread counts differ; without a usable export both
+are torch (core.embed.embedder_factory).
 
 Identity: `model_name` is the document runtime's unless given (auto gives the source model's,
 the name torch reports), so a collection records the same model name whichever runtime indexed

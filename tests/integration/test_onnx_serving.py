@@ -1,6 +1,6 @@
-"""`groundwire serve` with the default model.runtime (auto): queries and passages by the ONNX
-export (the demo corpus indexed by it at start-up, passages in a session of every core's threads
-when the query session has fewer). The export lives in the host's cache (model.onnx_cache_dir), outside every data
+"""`groundwire serve` with the default model.runtime (auto): queries by the per-token int8 export,
+passages by the fp32 export in a session of their own (the demo corpus indexed by it at
+start-up). The export lives in the host's cache (model.onnx_cache_dir), outside every data
 directory: a server on a second, fresh data directory reuses it instead of building its own."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ def _dense_sections(target: str) -> list[str]:
     return [hit.chunk.section_path[-1] for hit in response.hits]
 
 
-def test_the_default_server_queries_with_onnx_and_shares_one_export_across_data_dirs(
+def test_the_default_server_queries_with_int8_and_shares_one_build_across_data_dirs(
     tmp_path: Path,
 ) -> None:
     logs = []
@@ -35,7 +35,9 @@ def test_the_default_server_queries_with_onnx_and_shares_one_export_across_data_
         logs.append(server.log_text())
         assert not (data / "models").exists()
     for log in logs:
-        assert "model.runtime auto: queries by onnx (" in log
-        assert "passages by onnx in a session of" in log or "passages by the query session" in log
+        assert "model.runtime auto: queries by onnx-int8 (" in log
+        assert "passages by onnx in a session of" in log
+    assert "embedding runtime onnx-int8: reusing" in logs[1]
     assert "embedding runtime onnx: reusing" in logs[1]
-    assert "onnx: building" not in logs[1]
+    assert "embedding runtime onnx: building" not in logs[1]
+    assert "embedding runtime onnx-int8: building" not in logs[1]

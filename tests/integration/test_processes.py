@@ -447,11 +447,11 @@ def test_keys_roles_and_tenants_hold_in_every_process(cluster: Cluster) -> None:
 
 
 def test_the_reader_never_loads_the_document_model_for_the_reads_above(cluster: Cluster) -> None:
-    # it embeds queries by onnx; the model check and token counts use the query session, so the
+    # it embeds queries by onnx-int8; the model check and token counts use the query session, so the
     # passage session (loaded lazily, core/embed/lazy_embedder.py) stays unloaded after Retrieve,
     # Answer, Stats and the model check of every collection served above
     log = cluster.server.log_text()
-    assert re.search(r"queries by onnx \(\d+ thread\(s\)\), passages loaded on first use", log)
+    assert re.search(r"queries by onnx-int8 \(\d+ thread\(s\)\), passages loaded on first use", log)
     assert "on its first use" not in log
 
 

@@ -1,9 +1,10 @@
-"""model.runtime = auto (the default): on a CPU queries and passages by the fp32 ONNX export
-(passages in a session of their own when given more threads); the model's identity stays the
-source model's (torch's name), collections indexed by either runtime serve under the other, and
-whatever keeps the export from loading leaves a torch server, not a failed start. auto-int8
-(opt-in): int8 queries, fp32 passages, a refused int8 build leaving fp32 queries, a refused fp32
-build torch passages."""
+"""model.runtime = auto (the default): on a CPU queries by the per-token int8 export and passages
+by the fp32 export (in a session of their own); a refused int8 build leaves fp32 queries, a
+refused fp32 build torch passages; auto-int8 is the same runtime under its old name; auto-fp32
+runs queries and passages by the fp32 export (one session when the thread counts agree). The
+model's identity stays the source model's (torch's name), collections indexed by either runtime
+serve under the other, and whatever keeps the export from loading leaves a torch server, not a
+failed start."""
 
 from __future__ import annotations
 
@@ -68,6 +69,14 @@ def auto() -> SplitRuntimeEmbedder:
     return built
 
 
+@pytest.fixture(scope="module")
+def auto_fp32() -> SplitRuntimeEmbedder:
+    """auto with fp32 queries (the default before per-token int8)."""
+    built = build_embedder(default_model_path(), ModelRuntime.AUTO_FP32, onnx_cache=cache_root())
+    assert isinstance(built, SplitRuntimeEmbedder)
+    return built
+
+
 def test_auto_is_the_default_runtime() -> None:
     assert load_settings(env={}).model.runtime is ModelRuntime.AUTO
     assert load_settings(env={"GROUNDWIRE_MODEL__RUNTIME": "Auto"}).model.runtime is (
@@ -76,9 +85,10 @@ def test_auto_is_the_default_runtime() -> None:
     assert not ModelRuntime.AUTO.is_onnx
 
 
-def test_auto_embeds_queries_and_documents_with_onnx(
-    auto: SplitRuntimeEmbedder, embedder: SentenceTransformerEmbedder
+def test_auto_fp32_embeds_queries_and_documents_with_onnx(
+    auto_fp32: SplitRuntimeEmbedder, embedder: SentenceTransformerEmbedder
 ) -> None:
+    auto = auto_fp32
     onnx = load_onnx_embedder(Path(default_model_path()), cache_root(), ModelRuntime.ONNX)
     assert isinstance(auto.documents, OnnxEmbedder) and auto.documents is auto.queries
     np.testing.assert_array_equal(auto.embed_queries(QUERIES), onnx.embed_queries(QUERIES))
@@ -96,12 +106,16 @@ def test_auto_embeds_queries_and_documents_with_onnx(
         "cpu",
     )
     assert auto.count_tokens(PASSAGES[1]) == embedder.count_tokens(PASSAGES[1])
+    assert load_settings(env={"GROUNDWIRE_MODEL__RUNTIME": "auto-fp32"}).model.runtime is (
+        ModelRuntime.AUTO_FP32
+    )
 
 
-def test_auto_int8_embeds_queries_with_the_int8_export(
-    embedder: SentenceTransformerEmbedder,
+@pytest.mark.parametrize("runtime", [ModelRuntime.AUTO, ModelRuntime.AUTO_INT8])
+def test_auto_embeds_queries_with_the_int8_export_and_passages_with_fp32(
+    embedder: SentenceTransformerEmbedder, runtime: ModelRuntime
 ) -> None:
-    built = build_embedder(default_model_path(), ModelRuntime.AUTO_INT8, onnx_cache=cache_root())
+    built = build_embedder(default_model_path(), runtime, onnx_cache=cache_root())
     assert isinstance(built, SplitRuntimeEmbedder)
     int8 = load_onnx_embedder(Path(default_model_path()), cache_root(), ModelRuntime.ONNX_INT8)
     np.testing.assert_array_equal(built.embed_queries(QUERIES), int8.embed_queries(QUERIES))
@@ -121,14 +135,14 @@ def test_auto_int8_embeds_queries_with_the_int8_export(
     assert not ModelRuntime.AUTO_INT8.is_onnx
 
 
-def test_a_refused_int8_build_leaves_auto_int8_with_fp32_queries(
+def test_a_refused_int8_build_leaves_auto_with_fp32_queries(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     reason = "onnx-int8 differs from the torch model: query 2 (alone): 0.9712"
     root = _cache_refusing(tmp_path, ModelRuntime.ONNX_INT8, reason)
     with caplog.at_level(logging.ERROR, logger="core.embed.embedder_factory"):
         served = build_embedder(
-            default_model_path(), ModelRuntime.AUTO_INT8, onnx_cache=root, lazy_documents=True
+            default_model_path(), ModelRuntime.AUTO, onnx_cache=root, lazy_documents=True
         )
     assert isinstance(served, SplitRuntimeEmbedder)
     assert isinstance(served.queries, OnnxEmbedder)
@@ -216,8 +230,8 @@ def test_a_reader_loads_the_passage_session_only_on_first_use(
     texts = [f.read_text("utf-8") for f in sorted(DEMO_CORPUS.glob("*.md"))]
     texts += [line for text in texts for line in text.splitlines() if line.strip()]
     assert [lazy.count_tokens(t) for t in texts] == embedder.count_tokens_batch(texts)
-    onnx = load_onnx_embedder(Path(default_model_path()), cache_root(), ModelRuntime.ONNX)
-    np.testing.assert_array_equal(lazy.embed_queries(QUERIES), onnx.embed_queries(QUERIES))
+    int8 = load_onnx_embedder(Path(default_model_path()), cache_root(), ModelRuntime.ONNX_INT8)
+    np.testing.assert_array_equal(lazy.embed_queries(QUERIES), int8.embed_queries(QUERIES))
     config = CollectionConfig(embedding_model=embedder.model_name, embedding_dim=384)
     collection = Collection.open("faq", tmp_path / "faq", config)
     try:
@@ -278,13 +292,13 @@ def test_passages_get_a_session_of_their_own_when_given_more_threads(
     assert isinstance(same, OnnxEmbedder)  # one session when the counts agree
 
 
-def test_a_refused_fp32_build_leaves_auto_int8_with_torch_passages(
+def test_a_refused_fp32_build_leaves_auto_with_torch_passages(
     tmp_path: Path, embedder: SentenceTransformerEmbedder, caplog: pytest.LogCaptureFixture
 ) -> None:
     reason = "onnx differs from the torch model: passage 1: 0.9712"
     root = _cache_refusing(tmp_path, ModelRuntime.ONNX, reason)
     with caplog.at_level(logging.ERROR, logger="core.embed.embedder_factory"):
-        served = build_embedder(default_model_path(), ModelRuntime.AUTO_INT8, onnx_cache=root)
+        served = build_embedder(default_model_path(), ModelRuntime.AUTO, onnx_cache=root)
     assert isinstance(served, SplitRuntimeEmbedder)
     assert isinstance(served.queries, OnnxEmbedder)
     assert served.queries.runtime is ModelRuntime.ONNX_INT8

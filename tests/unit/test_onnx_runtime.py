@@ -225,8 +225,8 @@ def test_an_unknown_runtime_is_rejected_naming_the_valid_values() -> None:
     with pytest.raises(InvalidArgument) as caught:
         load_settings(env={"GROUNDWIRE_MODEL__RUNTIME": "onnx-fp16"})
     assert str(caught.value) == (
-        "model.runtime: cannot use 'onnx-fp16' as ModelRuntime; one of: auto, auto-int8, torch, "
-        "onnx, onnx-int8"
+        "model.runtime: cannot use 'onnx-fp16' as ModelRuntime; one of: auto, auto-fp32, auto-int8, "
+        "torch, onnx, onnx-int8"
     )
     settings = load_settings(env={"GROUNDWIRE_MODEL__RUNTIME": "ONNX-INT8"})
     assert settings.model.runtime is ModelRuntime.ONNX_INT8
