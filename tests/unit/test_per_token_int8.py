@@ -20,7 +20,7 @@ ort = pytest.importorskip("onnxruntime")
 K, N = 64, 48
 
 
-def _graph(path: Path, weight: np.ndarray, bias: np.ndarray) -> None:
+def _graph(path: Path, weight: np.ndarray, bias: np.ndarray, opset: int = 17) -> None:
     """y = x @ weight + bias, then x @ x^T (an activation MatMul, which must stay fp32)."""
     from onnx import TensorProto, helper, numpy_helper
 
@@ -37,7 +37,7 @@ def _graph(path: Path, weight: np.ndarray, bias: np.ndarray) -> None:
     ]
     initializers = [numpy_helper.from_array(weight, "w"), numpy_helper.from_array(bias, "b")]
     graph = helper.make_graph(nodes, "g", [x], [y, gram], initializers)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=9)
     onnx.save(model, str(path))
 
 
@@ -92,6 +92,18 @@ def test_a_row_does_not_depend_on_its_batch(files: dict[str, Path]) -> None:
     exact = _run(files["fp32"], alone)[0]
     assert np.abs(dynamic_beside - exact).max() > 5 * np.abs(by_itself - exact).max()
     assert not np.array_equal(dynamic_alone, dynamic_beside)
+
+
+def test_opset_18_takes_the_reduction_axes_as_an_input(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    weight = rng.normal(0, 0.05, (K, N)).astype(np.float32)
+    bias = np.zeros(N, np.float32)
+    _graph(tmp_path / "fp32.onnx", weight, bias, opset=18)
+    quantize_per_token(tmp_path / "fp32.onnx", tmp_path / "int8.onnx")
+    alone, batch = _batches()
+    exact = _run(tmp_path / "fp32.onnx", batch)
+    error = np.abs(_run(tmp_path / "int8.onnx", batch) - exact).max() / np.abs(exact).max()
+    assert error < 0.02
 
 
 def test_pick_limits_the_rewrite_and_the_graph_keeps_its_outputs(files: dict[str, Path]) -> None:
