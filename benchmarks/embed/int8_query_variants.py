@@ -24,7 +24,6 @@ import random
 import statistics
 import subprocess
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -37,7 +36,7 @@ from benchmarks.ghz.faq_index import DEFAULT_CACHE
 from core.embed.model_runtime import ModelRuntime
 from core.embed.onnx_build import cache_root, load_onnx_embedder, variant_dir
 from core.embed.onnx_embedder import OnnxEmbedder, OnnxModelSpec
-from core.embed.per_token_int8 import quantize_per_token
+from core.embed.per_token_int8 import Picker, quantize_per_token
 from core.embed.saved_tokenizer import load_tokenizer
 from core.embed.sentence_transformer_embedder import default_model_path
 
@@ -46,9 +45,6 @@ RESULTS = ROOT / "benchmarks" / "results"
 BATCH_SIZES = (1, 4, 8)
 BATCHES_PER_CELL = {1: 48, 4: 16, 8: 10}
 FIDELITY_BATCH = 8
-
-Picker = Callable[[str, tuple[int, ...]], bool]
-"""(MatMul node name, weight shape) -> quantise it?"""
 
 
 def _layer(name: str) -> int:
@@ -73,14 +69,14 @@ def _ffn_in(name: str, shape: tuple[int, ...]) -> bool:
 
 
 def _current(name: str, shape: tuple[int, ...]) -> bool:
-    """The shipped onnx-int8 recipe: q/k/v and feed-forward input projections."""
+    """The onnx-int8 recipe up to groundwire-onnx-2: q/k/v and feed-forward input projections."""
     return not _down(name, shape) and not _attention_output(name, shape)
 
 
 VARIANTS: dict[str, tuple[Picker, dict[str, Any]]] = {
     "all weight MatMuls": (lambda n, s: True, {"per_channel": True}),
     "all weight MatMuls, per tensor": (lambda n, s: True, {"per_channel": False}),
-    "q/k/v + ffn-in (onnx-int8 today)": (_current, {"per_channel": True}),
+    "q/k/v + ffn-in (onnx-int8 up to groundwire-onnx-2)": (_current, {"per_channel": True}),
     "q/k/v + ffn-in, reduce_range": (_current, {"per_channel": True, "reduce_range": True}),
     "q/k/v + ffn-in, last layer fp32": (
         lambda n, s: _current(n, s) and _layer(n) != 5,

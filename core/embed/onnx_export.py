@@ -54,15 +54,10 @@ def export_encoder(model: Any, target: Path) -> None:
 def quantize_int8(source: Path, target: Path) -> list[str]:
     """Write a copy of `source` whose weight MatMuls run per-token int8 (core.embed.per_token_int8)
     to `target`; returns the names of the MatMuls it quantised (every one with a 2-D weight)."""
-    import onnx
+    from core.embed.per_token_int8 import quantize_per_token
 
-    from core.embed.per_token_int8 import rewrite
-
-    graph_model = onnx.load(str(source))
-    quantised = rewrite(graph_model)
     with _written_atomically(target) as temporary:
-        onnx.save(graph_model, str(temporary))
-    return quantised
+        return quantize_per_token(source, temporary)
 
 
 class _Encoder(torch.nn.Module):
