@@ -115,6 +115,7 @@ def validate_retrieve(
         expansion=expansion or ExpansionPolicy(),
         use_memory=message.use_memory,
         section_weight=settings.section_weight,
+        score_lexical_candidates=settings.score_lexical_candidates,
         mmr_lambda=None if mmr_lambda == 1.0 else mmr_lambda,
         max_hits_per_document=per_document,
     )

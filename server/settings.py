@@ -135,6 +135,10 @@ class RetrievalSettings:
     # Share of a chunk's dense score taken from its section's whole-section vector (0 = chunk
     # vectors only, 1 = section vectors only); see core/retrieve/section_scores.py.
     section_weight: float = 0.5
+    # Hybrid: the chunks only BM25 found get their exact dense score before fusion instead of
+    # counting 0 (core/retrieve/lexical_candidates.py). Off by default: it helps where BM25 is
+    # strong and costs MRR where it is weak (benchmarks/results/lexical_candidates.md).
+    score_lexical_candidates: bool = False
     # Diversity of the hits when a request leaves it unset (core/retrieve/diversity.py):
     # maximal marginal relevance lambda (1 = plain ranking) and hits per document (0 = no limit).
     mmr_lambda: float = 1.0

@@ -33,6 +33,7 @@ from core.retrieve.filters import ChunkFilter, risk_admits
 from core.retrieve.fusion import FusionMethod, fuse
 from core.retrieve.hit_builder import build_hits
 from core.retrieve.keywords import extract_keywords, lexical_query
+from core.retrieve.lexical_candidates import with_lexical_candidates
 from core.retrieve.modes import RetrievalMode
 from core.retrieve.post_fusion import (
     MemoryOptions,
@@ -345,6 +346,9 @@ class RetrievalPipeline:
                 dense, lexical, admitted = self._exact_filtered(collection, request, query, timer)
                 # searched among every admitted chunk: fewer than asked for means all of them
                 exhausted = max(len(dense or []), len(lexical or [])) < request.depth
+        if dense is not None and lexical and request.scores_lexical_candidates:
+            with timer.stage("lexical_candidates"):
+                dense = _with_lexical_candidates(collection, dense, lexical, query.vector)
         if dense and request.section_weight > 0.0 and collection.config.section_vectors:
             with timer.stage("sections"):
                 dense = _with_sections(collection, dense, query.vector, request.section_weight)
@@ -503,6 +507,21 @@ def _with_sections(
         return dense
     ids, vectors = collection.store.get_section_vectors([row_id for row_id, _ in dense])
     return with_section_scores(dense, host_row(vector), ids, vectors, weight)
+
+
+def _with_lexical_candidates(
+    collection: Collection,
+    dense: Ranking,
+    lexical: Ranking,
+    vector: np.ndarray | torch.Tensor | None,
+) -> Ranking:
+    """The dense ranking with each lexical-only candidate's exact cosine added
+    (`lexical_candidates`)."""
+    if vector is None:
+        return dense
+    return with_lexical_candidates(
+        dense, lexical, lambda rows, k: collection.dense_search(vector, k, rows)
+    )
 
 
 def _candidate_ids(dense: Ranking | None, lexical: Ranking | None) -> list[int]:

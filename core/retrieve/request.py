@@ -37,6 +37,9 @@ class RetrievalRequest:
     use_memory: bool = False
     section_weight: float = SECTION_WEIGHT
     """Share of a chunk's dense score taken from its section vector (`section_scores`)."""
+    score_lexical_candidates: bool = False
+    """Hybrid: give the chunks only BM25 found their exact dense score before fusion
+    (`lexical_candidates`); False (the default) counts them 0 on the dense side."""
     max_hits_per_document: int = 0
     """At most this many hits of one document before other documents' (`diversity`); 0 = no limit."""
     mmr_lambda: float | None = None
@@ -51,6 +54,11 @@ class RetrievalRequest:
     def rerank_window(self) -> int:
         """Fused hits the reranker sees (the final list is cut to top_k afterwards)."""
         return self.rerank_depth or 3 * self.top_k
+
+    @property
+    def scores_lexical_candidates(self) -> bool:
+        """Whether the lexical-only candidates get dense scores (hybrid mode only)."""
+        return self.score_lexical_candidates and self.mode is RetrievalMode.HYBRID
 
     @property
     def diversifies(self) -> bool:

@@ -87,6 +87,7 @@ def configurations(settings: Settings) -> dict[str, RetrievalRequest]:
         "hybrid-dbsf-bm25-0.25": replace(hybrid, fusion=FusionMethod.DBSF, lexical_weight=0.25),
         "old default (chunks only, weighted bm25 0.25)": replace(default, section_weight=0.0),
         "default": default,
+        "default, lexical candidates scored": replace(default, score_lexical_candidates=True),
         "default + expansion (smart)": replace(
             default, expansion=ExpansionPolicy(enabled=True, strategy=ExpansionStrategy.SMART)
         ),

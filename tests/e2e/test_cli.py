@@ -376,6 +376,7 @@ def test_eval_prints_metrics_for_every_configuration(tmp_path: Path) -> None:
         "old default (chunks only, weighted bm25 0.25)",
         "default + expansion (smart)",
         "default",
+        "default, lexical candidates scored",
     }
     assert report["results"]["dense"] == {"mrr@10": 1.0, "recall@10": 1.0, "ndcg@10": 1.0}
     assert report["results"]["whole-section baseline"]["recall@10"] == 1.0
