@@ -24,18 +24,15 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.ghz.faq_index import DEFAULT_CACHE, DEFAULT_DATASET, ensure_index
-from benchmarks.ghz.ghz_runs import Load, ghz_command
-from benchmarks.ghz.ghz_tool import ensure_ghz
+from benchmarks.ghz.faq_index import DEFAULT_CACHE, DEFAULT_DATASET
+from benchmarks.ghz.ghz_runs import Load
+from benchmarks.ghz.loaded_server import loaded_server, served_corpus
 from benchmarks.ghz.machine import uptime
-from benchmarks.ghz.request_files import WORKLOADS, load_questions, requests_for, write_data_file
-from benchmarks.ghz.run import RESULTS, SERVER_ENV
-from tests.serve_subprocess import ServeSubprocess
+from benchmarks.ghz.run import RESULTS
 
 LINE = re.compile(r":\d+\)$")
 PY_SPY = Path(sys.executable).parent / "py-spy"
@@ -123,45 +120,24 @@ def split(samples: list[tuple[list[str], int]], cpu_ms_per_call: float) -> dict[
 
 def main() -> None:
     args = parse_args()
-    index_dir, index = ensure_index(args.dataset, args.data_dir, None)
-    ghz = ensure_ghz(args.data_dir)
-    workload = next(w for w in WORKLOADS if w.name == f"retrieve-{args.mode}")
-    questions = load_questions(args.dataset)
     load_before = uptime()
-    with tempfile.TemporaryDirectory(prefix="gw-profile-") as tmp:
-        work = Path(tmp)
-        shutil.copytree(index_dir, work / "data")
-        data = write_data_file(
-            work / "requests.json", requests_for(workload, questions, str(index["collection"]))
-        )
-        server = ServeSubprocess.start(work / "data", work / "server.log", SERVER_ENV, 900)
-        try:
-            pid = server.process.pid
-            warm = ghz_command(ghz, server.target, workload.call, data, Load(2, 1, 3), work / "w")
-            subprocess.run(warm, check=True, capture_output=True)
-            load = Load(args.concurrency, 1, args.duration + 4)
-            report = work / "run.json"
-            ghz_run = subprocess.Popen(
-                ghz_command(ghz, server.target, workload.call, data, load, report)
-            )
-            time.sleep(2)
-            raw = work / "profile.txt"
-            cpu_before, started = process_cpu_s(pid), time.monotonic()
+    with served_corpus(args.dataset, args.data_dir, args.mode) as corpus:
+        load = Load(args.concurrency, 1, args.duration + 4)
+        with loaded_server(corpus, load, Load(2, 1, 3)) as server:
+            raw = server.work / "profile.txt"
+            cpu_before, started = process_cpu_s(server.pid), time.monotonic()
             subprocess.run(
-                [str(PY_SPY), "record", "--pid", str(pid), "--nonblocking"]
+                [str(PY_SPY), "record", "--pid", str(server.pid), "--nonblocking"]
                 + ["-r", str(args.rate), "-d", f"{args.duration:g}", "-f", "raw", "-o", str(raw)],
                 check=True,
                 capture_output=True,
             )
-            cpu_s, wall = process_cpu_s(pid) - cpu_before, time.monotonic() - started
-            ghz_run.wait()
-            ghz_report = json.loads(report.read_text())
+            cpu_s, wall = process_cpu_s(server.pid) - cpu_before, time.monotonic() - started
+            rps = server.calls_per_second()
             samples = read_samples(raw)
             if args.keep_raw:
                 shutil.copy(raw, args.keep_raw)
-        finally:
-            server.stop()
-    rps = float(ghz_report["rps"])
+    index = corpus.index
     cpu_ms_per_call = cpu_s / (rps * wall) * 1000.0
     record = {
         "label": args.label,

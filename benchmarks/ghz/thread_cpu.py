@@ -19,24 +19,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from benchmarks.ghz.faq_index import DEFAULT_CACHE, DEFAULT_DATASET, ensure_index
-from benchmarks.ghz.ghz_runs import Load, ghz_command
-from benchmarks.ghz.ghz_tool import ensure_ghz
+from benchmarks.ghz.cores_busy import CLOCK_TICKS, PROC, parse_stat
+from benchmarks.ghz.faq_index import DEFAULT_CACHE, DEFAULT_DATASET
+from benchmarks.ghz.ghz_runs import Load
+from benchmarks.ghz.loaded_server import ServedCorpus, loaded_server, served_corpus
 from benchmarks.ghz.machine import uptime
-from benchmarks.ghz.request_files import WORKLOADS, load_questions, requests_for, write_data_file
-from benchmarks.ghz.run import RESULTS, SERVER_ENV
-from tests.serve_subprocess import ServeSubprocess
+from benchmarks.ghz.run import RESULTS
 
 PY_SPY = Path(sys.executable).parent / "py-spy"
 DUMP_THREAD = re.compile(r'Thread (\d+) \(\w+\): "([^"]*)"')
@@ -56,18 +52,17 @@ def parse_args() -> argparse.Namespace:
     return parser.parse_args()
 
 
-def thread_cpu(pid: int) -> dict[int, tuple[str, float, float]]:
+def thread_cpu(pid: int, proc: Path = PROC) -> dict[int, tuple[str, float, float]]:
     """Kernel name, user and system CPU seconds of every thread of `pid` so far."""
-    tick = os.sysconf("SC_CLK_TCK")
     found: dict[int, tuple[str, float, float]] = {}
-    for tid in os.listdir(f"/proc/{pid}/task"):
+    for task in (proc / str(pid) / "task").iterdir():
         try:
-            stat = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+            line = (task / "stat").read_text()
         except OSError:  # the thread ended meanwhile
             continue
-        name = stat[stat.index("(") + 1 : stat.rindex(")")]
-        fields = stat.rsplit(")", 1)[1].split()
-        found[int(tid)] = (name, int(fields[11]) / tick, int(fields[12]) / tick)
+        fields = parse_stat(line)
+        name = line[line.index("(") + 1 : line.rindex(")")]
+        found[int(task.name)] = (name, fields.utime / CLOCK_TICKS, fields.stime / CLOCK_TICKS)
     return found
 
 
@@ -88,33 +83,17 @@ def group_of(name: str) -> str:
     return name
 
 
-def one_round(args: argparse.Namespace, ghz: Path, index_dir: Path, data: Path) -> dict[str, Any]:
+def one_round(args: argparse.Namespace, corpus: ServedCorpus) -> dict[str, Any]:
     """One server, warmed, measured once under load."""
-    env = {**SERVER_ENV, **dict(item.split("=", 1) for item in args.env)}
-    workload = next(w for w in WORKLOADS if w.name == f"retrieve-{args.mode}")
-    with tempfile.TemporaryDirectory(prefix="gw-thread-cpu-") as tmp:
-        work = Path(tmp)
-        shutil.copytree(index_dir, work / "data")
-        server = ServeSubprocess.start(work / "data", work / "server.log", env, 900)
-        try:
-            pid = server.process.pid
-            warm = ghz_command(ghz, server.target, workload.call, data, Load(8, 1, 4), work / "w")
-            subprocess.run(warm, check=True, capture_output=True)
-            load = Load(args.concurrency, 1, args.duration + 4)
-            report = work / "run.json"
-            run = subprocess.Popen(
-                ghz_command(ghz, server.target, workload.call, data, load, report)
-            )
-            time.sleep(2)
-            names = python_names(pid)
-            before, started = thread_cpu(pid), time.monotonic()
-            time.sleep(args.duration)
-            after, wall = thread_cpu(pid), time.monotonic() - started
-            names |= python_names(pid)
-            run.wait()
-            rps = float(json.loads(report.read_text())["rps"])
-        finally:
-            server.stop()
+    env = dict(item.split("=", 1) for item in args.env)
+    load = Load(args.concurrency, 1, args.duration + 4)
+    with loaded_server(corpus, load, Load(8, 1, 4), env) as server:
+        names = python_names(server.pid)
+        before, started = thread_cpu(server.pid), time.monotonic()
+        time.sleep(args.duration)
+        after, wall = thread_cpu(server.pid), time.monotonic() - started
+        names |= python_names(server.pid)
+        rps = server.calls_per_second()
     calls = rps * wall
     groups: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
     for tid, (kernel_name, user, system) in after.items():
@@ -170,24 +149,16 @@ def markdown(record: dict[str, Any]) -> str:
 
 def main() -> None:
     args = parse_args()
-    index_dir, index = ensure_index(args.dataset, args.data_dir, None)
-    ghz = ensure_ghz(args.data_dir)
-    workload = next(w for w in WORKLOADS if w.name == f"retrieve-{args.mode}")
-    questions = load_questions(args.dataset)
     record: dict[str, Any] = {
         "label": args.label,
         "mode": args.mode,
         "concurrency": args.concurrency,
-        "chunks": index["chunks"],
         "env": args.env,
         "uptime_before": uptime(),
     }
-    with tempfile.TemporaryDirectory(prefix="gw-thread-cpu-req-") as tmp:
-        data = write_data_file(
-            Path(tmp) / "requests.json",
-            requests_for(workload, questions, str(index["collection"])),
-        )
-        record["rounds"] = [one_round(args, ghz, index_dir, data) for _ in range(args.rounds)]
+    with served_corpus(args.dataset, args.data_dir, args.mode) as corpus:
+        record["chunks"] = corpus.index["chunks"]
+        record["rounds"] = [one_round(args, corpus) for _ in range(args.rounds)]
     record["uptime_after"] = uptime()
     RESULTS.mkdir(parents=True, exist_ok=True)
     out = RESULTS / f"thread_cpu-{args.label}"

@@ -1,9 +1,10 @@
 """benchmarks/ghz: the ghz report parser (on a real report), cores busy from /proc, the request
-files ghz reads, the index key and the quick subset."""
+files ghz reads, the index key and the quick subset, per-thread CPU from /proc."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,7 @@ from benchmarks.ghz.request_files import (
     requests_for,
     write_data_file,
 )
+from benchmarks.ghz.thread_cpu import DUMP_THREAD, group_of, thread_cpu
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "ghz" / "retrieve-dense-c2-k1.json"
 PYTHON_FAQ = DEFAULT_DATASET
@@ -177,3 +179,31 @@ def test_quick_subset_holds_every_judged_section_in_corpus_order() -> None:
 def test_code_version_names_the_core_tree() -> None:
     version = code_version()
     assert len(version.split("-")[0]) == 12
+
+
+def test_thread_cpu_reads_every_thread_of_a_process_with_its_name() -> None:
+    import threading
+
+    stop = threading.Event()
+    spinner = threading.Thread(target=lambda: stop.wait(5), name="spinner")
+    spinner.start()
+    try:
+        threads = thread_cpu(os.getpid())
+    finally:
+        stop.set()
+        spinner.join()
+    assert threading.get_native_id() in threads
+    assert spinner.native_id in threads
+    for name, user, system in threads.values():
+        assert name and user >= 0.0 and system >= 0.0
+
+
+def test_thread_groups_merge_the_pools_and_keep_other_names() -> None:
+    assert group_of("gw-work_3") == "worker pool (gw-work)"
+    assert group_of("gw-lexical_0") == "lexical pool (gw-lexical)"
+    assert group_of("query-micro-batcher") == "query-micro-batcher"
+    dump = 'Thread 4242 (idle): "gw-work_0"\n    _worker (thread.py:81)\nThread 17 (active): "MainThread"'
+    assert dict((int(t), n) for t, n in DUMP_THREAD.findall(dump)) == {
+        4242: "gw-work_0",
+        17: "MainThread",
+    }
