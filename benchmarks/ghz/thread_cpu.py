@@ -7,12 +7,12 @@ Run from the repository root:
 Starts one server on the cached whole python-faq index (as `served_profile.py`: caches off,
 `server.processes` 1), warms it, then runs ghz Retrieve at `--concurrency` clients while reading
 /proc/<pid>/task/*/stat before and after a window of `--duration` seconds: each thread's user and
-system CPU over the window, per completed call. Threads are named by py-spy's dump when py-spy is
-installed beside the interpreter (`pip install py-spy`; Python's
-thread names: the event loop's MainThread, gw-work_*, gw-lexical_*, query-micro-batcher) or by
-their kernel name (grpc's event_engine; unnamed native threads such as the dense-search
-combiner's show as "python"). py-spy's samples count threads waiting for the GIL as busy; the
-kernel's counters do not. Writes results/thread_cpu-<label>.{json,md}.
+system CPU over the window, per completed call. With py-spy beside the interpreter (`pip install
+py-spy`), threads carry their Python names from its dump (the event loop's MainThread, gw-work_*,
+gw-lexical_*, query-micro-batcher); the others keep their kernel names (grpc's event_engine;
+unnamed native threads such as the dense-search combiner's show as "python"). py-spy's samples
+count threads waiting for the GIL as busy; the kernel's counters do not. Writes
+results/thread_cpu-<label>.{json,md}.
 """
 
 from __future__ import annotations
