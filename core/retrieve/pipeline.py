@@ -346,7 +346,8 @@ class RetrievalPipeline:
                 dense, lexical, admitted = self._exact_filtered(collection, request, query, timer)
                 # searched among every admitted chunk: fewer than asked for means all of them
                 exhausted = max(len(dense or []), len(lexical or [])) < request.depth
-        if dense is not None and lexical and request.scores_lexical_candidates:
+        # both lists exist in hybrid mode only (dense mode runs no lexical search, lexical no dense)
+        if dense is not None and lexical and request.score_lexical_candidates:
             with timer.stage("lexical_candidates"):
                 dense = _with_lexical_candidates(collection, dense, lexical, query.vector)
         if dense and request.section_weight > 0.0 and collection.config.section_vectors:

@@ -56,11 +56,6 @@ class RetrievalRequest:
         return self.rerank_depth or 3 * self.top_k
 
     @property
-    def scores_lexical_candidates(self) -> bool:
-        """Whether the lexical-only candidates get dense scores (hybrid mode only)."""
-        return self.score_lexical_candidates and self.mode is RetrievalMode.HYBRID
-
-    @property
     def diversifies(self) -> bool:
         """Whether the hits are reordered for diversity (per-document limit or MMR)."""
         return self.max_hits_per_document > 0 or (
