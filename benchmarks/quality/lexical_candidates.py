@@ -7,9 +7,9 @@ Run from the repository root:
 
 Each labelled set is indexed whole by the real indexer (torch vectors, cached in SQLite under the
 same keys as `groundwire eval` and `benchmarks/embed/runtime_quality.py`), then every question runs
-through the real pipeline twice, as a served default Retrieve with one hit per document (top_k
-10, `max_hits_per_document` 1, as the peers comparison asks): with the setting off (the default)
-and on. Reports MRR@10 / Recall@10 / nDCG@10, the questions whose top 10 changed, those whose
+through the real pipeline twice, as the request the server builds (`validate_retrieve`) for a
+Retrieve with top_k 10 and `max_hits_per_document` 1 (as the peers comparison asks): with the
+setting off (the default) and on. Reports MRR@10 / Recall@10 / nDCG@10, the questions whose top 10 changed, those whose
 relevant document entered or left the top 10, and the stage's mean milliseconds. Writes
 benchmarks/results/lexical_candidates.{json,md}.
 """
@@ -40,9 +40,10 @@ from core.eval.metrics import evaluate_run
 from core.eval.runner import EVAL_COLLECTION, index_dataset
 from core.indexer import Indexer
 from core.retrieve.pipeline import RetrievalPipeline
-from core.retrieve.query_text import normalize_query
 from core.retrieve.request import RetrievalRequest
-from server.settings import Settings
+from groundwire.v1 import retrieval_service_pb2 as rs
+from server.retrieve_validation import validate_retrieve
+from server.settings import RetrievalSettings, Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -58,27 +59,16 @@ def parse_args() -> argparse.Namespace:
     return parser.parse_args()
 
 
-def served_default() -> RetrievalRequest:
-    """A Retrieve with no options but one hit per document, as the settings make it."""
-    r = Settings().retrieval
-    return RetrievalRequest(
-        query="",
-        collection=EVAL_COLLECTION,
-        top_k=10,
-        max_hits_per_document=1,
-        mode=r.mode,
-        fusion=r.fusion,
-        rrf_k=r.rrf_k,
-        dense_weight=r.dense_weight,
-        lexical_weight=r.lexical_weight,
-        section_weight=r.section_weight,
-    )
+def served_request(text: str, settings: RetrievalSettings) -> RetrievalRequest:
+    """The request the server builds for a Retrieve of `text` with one hit per document."""
+    message = rs.RetrieveRequest(query=text, top_k=10, max_hits_per_document=1)
+    return validate_retrieve(message, settings, EVAL_COLLECTION)
 
 
 def measure(dataset: BeirDataset, embedder: CachedEmbedder) -> dict[str, Any]:
     """Both variants over one set: metrics, runs and the stage's timings."""
     config = CollectionConfig(embedding_model=embedder.model_name, embedding_dim=embedder.dimension)
-    template = served_default()
+    settings = Settings().retrieval
     out: dict[str, Any] = {}
     with (
         tempfile.TemporaryDirectory(prefix="gw-lexical-candidates-") as tmp,
@@ -92,9 +82,7 @@ def measure(dataset: BeirDataset, embedder: CachedEmbedder) -> dict[str, Any]:
             run: dict[str, list[str]] = {}
             stage_ms: list[float] = []
             for query_id, text in dataset.queries.items():
-                request = replace(
-                    template, query=normalize_query(text, 100_000), score_lexical_candidates=on
-                )
+                request = served_request(text, replace(settings, score_lexical_candidates=on))
                 result = pipeline.retrieve(request)
                 run[query_id] = [hit.chunk.document_id for hit in result.hits]
                 stage_ms += [ms for name, ms in result.timings if name == STAGE]
