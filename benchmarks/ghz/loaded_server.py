@@ -95,7 +95,6 @@ def loaded_server(
                 time.sleep(SETTLE_S)
                 yield LoadedServer(server.process.pid, work, ghz_run, report)
             finally:
-                if ghz_run.poll() is None:
-                    ghz_run.wait()
+                ghz_run.wait()
         finally:
             server.stop()

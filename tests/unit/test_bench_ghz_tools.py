@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -182,8 +183,6 @@ def test_code_version_names_the_core_tree() -> None:
 
 
 def test_thread_cpu_reads_every_thread_of_a_process_with_its_name() -> None:
-    import threading
-
     stop = threading.Event()
     spinner = threading.Thread(target=lambda: stop.wait(5), name="spinner")
     spinner.start()
