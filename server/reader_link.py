@@ -5,6 +5,11 @@ caches, count your caches: server/cache_clearing.py, server/cache_counting.py). 
 a tuple (kind, id, ...) and its answer (answer kind, the same id, ...). One request is in flight
 at a time: the answer to one that timed out is read (and dropped) before the next is sent, so a
 reader that was slow never fills the link's buffer nor has its stale answer taken for the next.
+
+A link is closed through `close` on the event loop's thread, never by closing its connection
+directly: the loop watches a descriptor by number, and a closed number is the next pipe's (a
+restarted reader's link). `close` takes a waiting `receive` off the loop first and ends it with
+None, so a new link on the same number is watched afresh.
 """
 
 from __future__ import annotations
@@ -27,6 +32,39 @@ class ReaderLink:
         """Held while a request awaits its answer."""
         self._unanswered = 0
         """Requests sent whose answer has not been read (0 or 1)."""
+        self._waiting: asyncio.Future[None] | None = None
+        """Set while `receive` waits for the descriptor to become readable."""
+
+    async def receive(self) -> Any:
+        """The reader's next message, or None when it exited or the link was closed."""
+        if self.connection.closed:
+            return None
+        loop = asyncio.get_running_loop()
+        readable: asyncio.Future[None] = loop.create_future()
+        descriptor = self.connection.fileno()
+        loop.add_reader(descriptor, _settle, readable)
+        self._waiting = readable
+        try:
+            await readable
+        finally:
+            self._waiting = None
+            if not self.connection.closed:  # else `close` took it off the loop already
+                loop.remove_reader(descriptor)
+        if self.connection.closed:
+            return None
+        try:
+            return self.connection.recv()
+        except (EOFError, OSError):
+            return None
+
+    def close(self) -> None:
+        """Close the link (on the event loop's thread); a waiting `receive` returns None."""
+        if self.connection.closed:
+            return
+        if self._waiting is not None:
+            asyncio.get_running_loop().remove_reader(self.connection.fileno())
+            _settle(self._waiting)
+        self.connection.close()
 
     async def ask(
         self, request: tuple[Any, ...], answer_kind: str, timeout_s: float, doing: str
@@ -38,12 +76,12 @@ class ReaderLink:
             async with asyncio.timeout(timeout_s):
                 async with self._asking:
                     while self._unanswered:  # an earlier request's late answer: dropped
-                        if await next_message(self.connection) is None:
+                        if await self.receive() is None:
                             raise NoAnswer(f"exited while {doing}")
                         self._unanswered -= 1
                     self.connection.send(request)
                     self._unanswered += 1
-                    answer = await next_message(self.connection)
+                    answer = await self.receive()
                     if answer is None:
                         raise NoAnswer(f"exited while {doing}")
                     self._unanswered -= 1
@@ -56,22 +94,6 @@ class ReaderLink:
         return tuple(answer[2:])
 
 
-async def next_message(link: Connection) -> Any:
-    """The reader's next message on `link`, or None when it exited (the link closed)."""
-    loop = asyncio.get_running_loop()
-    readable: asyncio.Future[None] = loop.create_future()
-
-    def wake() -> None:
-        if not readable.done():
-            readable.set_result(None)
-
-    descriptor = link.fileno()
-    loop.add_reader(descriptor, wake)
-    try:
-        await readable
-    finally:
-        loop.remove_reader(descriptor)
-    try:
-        return link.recv()
-    except (EOFError, OSError):
-        return None
+def _settle(readable: asyncio.Future[None]) -> None:
+    if not readable.done():
+        readable.set_result(None)

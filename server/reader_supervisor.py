@@ -33,14 +33,13 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from typing import Any
 
 from server.cache_clearing import CacheClear, ClearRequest
 from server.cache_counting import CacheCounts
 from server.process_role import ProcessKind, ProcessRole
-from server.reader_link import NoAnswer, ReaderLink, next_message
+from server.reader_link import NoAnswer, ReaderLink
 from server.reader_process import run_reader
 from server.settings import Settings
 
@@ -211,7 +210,7 @@ class ReaderSupervisor:
                 if self._stopping or reader.process.is_alive():
                     continue
                 reader.process.join()  # reap it
-                reader.link.connection.close()
+                reader.link.close()  # a request still waiting on it ends: "exited"
                 del self._readers[number]
                 logger.warning(
                     "reader process %d (pid %s) exited with %s; starting it again",
@@ -228,7 +227,8 @@ class ReaderSupervisor:
                 try:
                     await self._start(number)
                 except ReaderStartError as exc:
-                    give_up(str(exc))
+                    if not self._stopping:  # stopped while it started: no failure
+                        give_up(str(exc))
                     return
 
     async def stop(self, grace_s: float) -> None:
@@ -246,6 +246,8 @@ class ReaderSupervisor:
                 for reader in readers
             )
         )
+        for reader in readers:  # a reader still starting: its `_start` ends
+            reader.link.close()
 
     async def _start(self, number: int) -> None:
         role = ProcessRole(ProcessKind.READER, self._socket, number)
@@ -260,11 +262,12 @@ class ReaderSupervisor:
         theirs.close()  # so the link reads EOF when the reader dies
         reader = _Reader(number, process, ReaderLink(ours))
         self._readers[number] = reader
-        message = await _receive(ours)
+        message = await reader.link.receive()
         if message is None or message[0] != "ready":
             reason = "it exited" if message is None else message[1]
             self._readers.pop(number, None)
             await asyncio.get_running_loop().run_in_executor(None, _reap, reader, KILL_AFTER_S)
+            reader.link.close()
             raise ReaderStartError(f"reader process {number} failed to start: {reason}")
         reader.metrics_port = int(message[2])
         reader.ready = True
@@ -278,22 +281,16 @@ class ReaderSupervisor:
         return len(self._restarts) <= MAX_RESTARTS
 
 
-async def _receive(link: Connection) -> tuple[Any, ...] | None:
-    """The reader's first message, or None when it exited without one."""
-    message: tuple[Any, ...] | None = await next_message(link)
-    return message
-
-
 def _clear_error(error: str) -> str:
     """Why a reader did not clear, as ClearCache reports it."""
     return f"{RESTARTING}: it starts with empty caches" if error == RESTARTING else error
 
 
 def _reap(reader: _Reader, timeout_s: float) -> None:
-    """Wait for the reader to exit (SIGKILL after `timeout_s`) and reap it."""
+    """Wait for the reader to exit (SIGKILL after `timeout_s`) and reap it (on a worker thread:
+    its link is closed on the loop's, ReaderLink.close)."""
     reader.process.join(timeout_s)
     if reader.process.is_alive():
         logger.warning("reader process %d did not stop in time: killing it", reader.number)
         reader.process.kill()
         reader.process.join()
-    reader.link.connection.close()

@@ -118,3 +118,47 @@ def test_an_answer_to_another_request_is_an_error(pipe: tuple[Connection, Connec
         asyncio.run(scenario())
     assert str(wrong.value) == "asked 'cache_stats' (id 7); answered ('cleared', 7, 0, 0)"
     thread.join(5)
+
+
+def test_a_link_closed_while_a_request_waits_leaves_its_descriptor_number_to_a_new_link() -> None:
+    """The supervisor closes a dead reader's link and at once opens the restarted reader's,
+    whose pipe the kernel gives the lowest free descriptor: the number the old link just freed.
+    A request still waiting on the old link must end ("exited") and leave the event loop's
+    watch on that number, or the new link is never watched and the restarted reader's "ready"
+    is never read (the primary then waits for it forever)."""
+    old_ours, old_theirs = multiprocessing.Pipe()
+
+    async def scenario() -> tuple[str, Any]:
+        old = ReaderLink(old_ours)
+        asking = asyncio.create_task(_ask(old, 1, 5.0))
+        await asyncio.sleep(0.05)  # sent; its answer is awaited on the old descriptor
+        freed = old_ours.fileno()
+        old.close()  # the reader died: the supervisor closes its link
+        new_ours, new_theirs = multiprocessing.Pipe()
+        try:
+            assert freed in (new_ours.fileno(), new_theirs.fileno())
+            new = ReaderLink(new_ours)
+            new_theirs.send(("ready", 42, 0))
+            first = await asyncio.wait_for(new.receive(), 2.0)
+            with pytest.raises(NoAnswer) as gone:
+                await asking
+            return str(gone.value), first
+        finally:
+            new_ours.close()
+            new_theirs.close()
+
+    try:
+        assert asyncio.run(scenario()) == ("exited while counting", ("ready", 42, 0))
+    finally:
+        old_theirs.close()
+
+
+def test_receive_on_a_closed_link_is_none(pipe: tuple[Connection, Connection]) -> None:
+    ours, theirs = pipe
+
+    async def scenario() -> Any:
+        link = ReaderLink(ours)
+        link.close()
+        return await link.receive()
+
+    assert asyncio.run(scenario()) is None
