@@ -60,7 +60,8 @@ class ModelSettings:
     device: str = "auto"
     batch_size: int = 32
     query_batch_max: int = 64  # concurrent queries embedded in one forward pass, at most
-    query_batch_wait_ms: float = 2.0  # how long the first query waits for company
+    query_batch_wait_ms: float = 1.0  # how long the first query waits for company (ghz A/B:
+    # benchmarks/results/ghz_query_batch_wait.md, 2 ms cost 20 % of RPS at 1 client)
     query_queue_max: int = 1024  # pending queries beyond this get RESOURCE_EXHAUSTED
     cuda_graphs: bool = True  # replay CUDA graphs for query batches up to 64 on CUDA devices
     # auto | auto-fp32 | auto-int8 | torch | onnx | onnx-int8 (core/embed/README.md). auto: on a

@@ -94,7 +94,7 @@ class MicroBatchingEmbedder(EmbedderIdentity):
         self,
         inner: Embedder,
         max_batch: int = 64,
-        max_wait_ms: float = 2.0,
+        max_wait_ms: float = 1.0,
         max_queue: int = 1024,
     ) -> None:
         if max_batch < 1 or max_queue < 1 or max_wait_ms < 0:
