@@ -17,6 +17,8 @@ class StatFields:
     """The fields of one /proc/<pid>/stat line this module needs (times in clock ticks)."""
 
     pid: int
+    name: str
+    """The kernel's command name (a thread's, read from a task's stat)."""
     ppid: int
     utime: int
     stime: int
@@ -27,10 +29,12 @@ class StatFields:
 def parse_stat(line: str) -> StatFields:
     """Parse a /proc/<pid>/stat line; the command name may hold spaces and parentheses."""
     pid, _, rest = line.partition(" (")
-    fields = rest[rest.rindex(") ") + 2 :].split()
+    end = rest.rindex(") ")
+    fields = rest[end + 2 :].split()
     # fields[0] is field 3 (state); ppid is field 4, utime..cstime fields 14-17.
     return StatFields(
         pid=int(pid),
+        name=rest[:end],
         ppid=int(fields[1]),
         utime=int(fields[11]),
         stime=int(fields[12]),

@@ -10,7 +10,8 @@ Starts one server on the cached whole python-faq index (as `served_profile.py`: 
 system CPU over the window, per completed call. With py-spy beside the interpreter (`pip install
 py-spy`), threads carry their Python names from its dump (the event loop's MainThread, gw-work_*,
 gw-lexical_*, query-micro-batcher); the others keep their kernel names (grpc's event_engine;
-unnamed native threads such as the dense-search combiner's show as "python"). py-spy's samples
+unnamed native threads, which gdb showed to be mostly onnxruntime's intra-op pool when the query
+session has more than one thread, show as "python"). py-spy's samples
 count threads waiting for the GIL as busy; the kernel's counters do not. Writes
 results/thread_cpu-<label>.{json,md}.
 """
@@ -57,12 +58,10 @@ def thread_cpu(pid: int, proc: Path = PROC) -> dict[int, tuple[str, float, float
     found: dict[int, tuple[str, float, float]] = {}
     for task in (proc / str(pid) / "task").iterdir():
         try:
-            line = (task / "stat").read_text()
+            stat = parse_stat((task / "stat").read_text())
         except OSError:  # the thread ended meanwhile
             continue
-        fields = parse_stat(line)
-        name = line[line.index("(") + 1 : line.rindex(")")]
-        found[int(task.name)] = (name, fields.utime / CLOCK_TICKS, fields.stime / CLOCK_TICKS)
+        found[int(task.name)] = (stat.name, stat.utime / CLOCK_TICKS, stat.stime / CLOCK_TICKS)
     return found
 
 

@@ -67,6 +67,7 @@ def test_parse_stat_with_spaces_and_parentheses_in_the_command_name() -> None:
     line = "4242 (python (x) y) S 17 4242 4242 0 -1 4194560 1 2 3 4 150 25 7 3 20 0 9 0 100"
     fields = parse_stat(line)
     assert (fields.pid, fields.ppid) == (4242, 17)
+    assert fields.name == "python (x) y"
     assert (fields.utime, fields.stime, fields.cutime, fields.cstime) == (150, 25, 7, 3)
 
 
