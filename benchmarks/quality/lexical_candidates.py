@@ -9,9 +9,9 @@ Each labelled set is indexed whole by the real indexer (torch vectors, cached in
 same keys as `groundwire eval` and `benchmarks/embed/runtime_quality.py`), then every question runs
 through the real pipeline twice, as the request the server builds (`validate_retrieve`) for a
 Retrieve with top_k 10 and `max_hits_per_document` 1 (as the peers comparison asks): with the
-setting off (the default) and on. Reports MRR@10 / Recall@10 / nDCG@10, the questions whose top 10 changed, those whose
-relevant document entered or left the top 10, and the stage's mean milliseconds. Writes
-benchmarks/results/lexical_candidates.{json,md}.
+setting off (the default) and on. Reports MRR@10 / Recall@10 / nDCG@10, the questions whose top
+10 changed, those whose relevant document entered or left the top 10, and the stage's mean
+milliseconds. Writes benchmarks/results/lexical_candidates.{json,md}.
 """
 
 from __future__ import annotations
