@@ -226,8 +226,10 @@ class ReaderSupervisor:
                     return
                 try:
                     await self._start(number)
-                except ReaderStartError as exc:
+                except Exception as exc:  # noqa: BLE001 - a watcher that died would restart none
                     if not self._stopping:  # stopped while it started: no failure
+                        if not isinstance(exc, ReaderStartError):
+                            logger.exception("restarting reader process %d failed", number)
                         give_up(str(exc))
                     return
 
@@ -251,15 +253,24 @@ class ReaderSupervisor:
 
     async def _start(self, number: int) -> None:
         role = ProcessRole(ProcessKind.READER, self._socket, number)
-        ours, theirs = self._context.Pipe()
+        try:
+            ours, theirs = self._context.Pipe()
+        except OSError as exc:  # EMFILE: out of file descriptors
+            raise _not_started(number, exc) from exc
         process = self._context.Process(
             target=run_reader,
             args=(self._settings, role, theirs),
             name=f"groundwire-reader-{number}",
             daemon=False,
         )
-        process.start()
-        theirs.close()  # so the link reads EOF when the reader dies
+        try:
+            process.start()
+        except OSError as exc:  # EAGAIN: this user may start no more processes; ENOMEM
+            raise _not_started(number, exc) from exc
+        finally:
+            theirs.close()  # so the link reads EOF when the reader dies
+            if process.pid is None:  # not started: no link
+                ours.close()
         reader = _Reader(number, process, ReaderLink(ours))
         self._readers[number] = reader
         message = await reader.link.receive()
@@ -284,6 +295,13 @@ class ReaderSupervisor:
 def _clear_error(error: str) -> str:
     """Why a reader did not clear, as ClearCache reports it."""
     return f"{RESTARTING}: it starts with empty caches" if error == RESTARTING else error
+
+
+def _not_started(number: int, exc: OSError) -> ReaderStartError:
+    return ReaderStartError(
+        f"reader process {number} could not be started: {exc} (raise this user's process or "
+        "open-file limit, or lower server.processes)"
+    )
 
 
 def _reap(reader: _Reader, timeout_s: float) -> None:
