@@ -3,7 +3,8 @@
 Readers are spawned (never forked: the primary holds gRPC, torch and onnxruntime state by then)
 after the primary has loaded, so they open collections the primary already brought up to date.
 A reader that exits unexpectedly is reaped and started again; more than `MAX_RESTARTS` restarts
-within `RESTART_WINDOW_S` seconds stop the whole server instead of restarting forever. Stopping
+within `RESTART_WINDOW_S` seconds stop the whole server instead of restarting forever, and so
+does a reader that cannot be started again (spawning failed, or it exited before ready). Stopping
 sends SIGTERM to every reader, waits for each (SIGKILL after the grace period) and reaps it, so
 no child outlives the primary or stays a zombie.
 
