@@ -56,5 +56,31 @@ def query_model_threads(configured: int, processes: int, cores: int | None = Non
     interleaved ghz runs (benchmarks/results/ghz_query_model_threads.md)."""
     if configured > 0:
         return configured
+    return cores_per_process(processes, cores)
+
+
+def retrieval_threads(settings: Settings, processes: int, cores: int | None = None) -> int:
+    """Threads of one process that run Retrieve's stages beside the embedding, and those of its
+    lexical searches: `server.retrieval_threads` when set; else, with the local backend, the
+    available cores (`cores`, default `available_cores()`) shared among the `processes` server
+    processes, at least one each; with a remote one `server.worker_threads` (a search waits on
+    the network there, not on this host's cores).
+
+    The stages are Python between short native calls (FAISS, SQLite, Tantivy), so threads beyond
+    the cores mostly take the GIL from one another, the event loop and the embedding batcher: on
+    the 2-core machine, 2 processes with 1 thread each against 8 each served 7.7 % more Retrieve
+    calls per second at 8 clients (5 of 6 interleaved ghz rounds) and 3 % more at 32, with p99 at
+    32 clients 167 against 212 ms (benchmarks/results/ghz_retrieval_threads.md)."""
+    configured = settings.server.retrieval_threads
+    if configured > 0:
+        return configured
+    if settings.storage.backend is not StorageBackendKind.LOCAL:
+        return settings.server.worker_threads
+    return cores_per_process(processes, cores)
+
+
+def cores_per_process(processes: int, cores: int | None = None) -> int:
+    """The available cores (`cores`, default `available_cores()`) shared among `processes`
+    server processes, at least one each."""
     share = (available_cores() if cores is None else cores) // max(1, processes)
     return max(1, share)

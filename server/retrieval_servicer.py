@@ -39,11 +39,12 @@ class RetrievalServicer:
             validate_retrieve(request, settings.retrieval, settings.storage.default_collection)
         )
         runtime = self._runtime
-        offload = functools.partial(run_blocking, context, runtime.executor)
+        waiting = functools.partial(run_blocking, context, runtime.executor)
         if settings.server.await_query_embeddings:
-            result = await runtime.pipeline.retrieve_async(domain, offload)
-        else:
-            result = await offload(runtime.pipeline.retrieve, domain)
+            offload = functools.partial(run_blocking, context, runtime.retrieval_executor)
+            result = await runtime.pipeline.retrieve_async(domain, offload, waiting)
+        else:  # a worker waits for the embedding: the larger pool
+            result = await waiting(runtime.pipeline.retrieve, domain)
         return result_to_proto(result, domain.budget.max_tokens, domain.budget.max_chars)
 
     @rpc("ClearCache", Role.WRITER, needs_loaded=True)
@@ -79,10 +80,11 @@ class RetrievalServicer:
             runtime.prompts.names(),
         )
         domain = replace(domain, retrieval=scoped(domain.retrieval))
-        offload = None
+        offload = waiting = None
         if settings.server.await_query_embeddings:
-            offload = functools.partial(run_blocking, context, runtime.executor)
-        stream = runtime.answers.answer(domain, offload)
+            offload = functools.partial(run_blocking, context, runtime.retrieval_executor)
+            waiting = functools.partial(run_blocking, context, runtime.executor)
+        stream = runtime.answers.answer(domain, offload, waiting)
         try:
             async for event in stream:
                 yield answer_event_to_proto(event)

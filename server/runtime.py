@@ -37,7 +37,12 @@ from core.retrieve.request import RetrievalResult
 from core.tune.collection_embedders import CollectionEmbedders
 from core.tune.tuner import CollectionTuner
 from server.generator_factory import build_context_window, build_generator
-from server.process_count import available_cores, query_model_threads, resolved_processes
+from server.process_count import (
+    available_cores,
+    query_model_threads,
+    resolved_processes,
+    retrieval_threads,
+)
 from server.reranker_factory import build_reranker
 from server.settings import Settings
 from server.storage_factory import build_storage_backend
@@ -61,10 +66,12 @@ class Runtime:
         self.executor = ThreadPoolExecutor(
             settings.server.worker_threads, thread_name_prefix="gw-work"
         )
-        # Separate pool: pipeline work running on `executor` waits on lexical searches run here.
-        self.lexical_executor = ThreadPoolExecutor(
-            settings.server.worker_threads, thread_name_prefix="gw-lexical"
-        )
+        searchers = retrieval_threads(settings, resolved_processes(settings))
+        self.retrieval_executor = ThreadPoolExecutor(searchers, thread_name_prefix="gw-retrieve")
+        """Retrieve's stages before and after its awaited query embedding; sized to the cores,
+        apart from `executor`, so a long Ingest or Answer step never holds them."""
+        # Separate pool: pipeline work running on the others waits on lexical searches run here.
+        self.lexical_executor = ThreadPoolExecutor(searchers, thread_name_prefix="gw-lexical")
         self.catalog = CollectionCatalog(
             Path(settings.storage.data_dir),
             settings.limits.max_collections_per_tenant,
@@ -289,6 +296,7 @@ class Runtime:
             self._embedder.close()
         self.catalog.close()
         self.executor.shutdown(wait=True, cancel_futures=True)
+        self.retrieval_executor.shutdown(wait=True, cancel_futures=True)
         self.lexical_executor.shutdown(wait=True, cancel_futures=True)
 
     def require_ready(self) -> None:

@@ -40,6 +40,11 @@ class ServerSettings:
     max_message_bytes: int = 32 * MIB
     shutdown_grace_s: float = 10.0
     worker_threads: int = 8
+    # Threads of each process that run Retrieve's stages beside the embedding (and its lexical
+    # searches). 0: the available cores shared among the processes, at least one each, or
+    # worker_threads with a remote storage backend, whose searches wait on the network
+    # (server/process_count.py)
+    retrieval_threads: int = 0
     # Server processes sharing the port (SO_REUSEPORT): the primary writes, the others serve
     # reads and forward writes to it (README, "Processes"). 0: one per available core.
     processes: int = 0
@@ -427,6 +432,11 @@ def validate_settings(settings: Settings) -> None:
         ),
         (settings.server.max_message_bytes >= MIB, "server.max_message_bytes", "must be >= 1 MiB"),
         (settings.server.worker_threads >= 1, "server.worker_threads", "must be >= 1"),
+        (
+            settings.server.retrieval_threads >= 0,
+            "server.retrieval_threads",
+            "must be >= 0 (0: the cores shared among the server processes)",
+        ),
         (
             0 <= settings.server.processes <= MAX_PROCESSES,
             "server.processes",

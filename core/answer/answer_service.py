@@ -90,14 +90,17 @@ class AnswerService:
         return self._generator
 
     async def answer(
-        self, request: AnswerRequest, offload: Offload | None = None
+        self,
+        request: AnswerRequest,
+        offload: Offload | None = None,
+        waiting: Offload | None = None,
     ) -> AsyncGenerator[AnswerEvent, None]:
         """AnswerStarted, then AnswerDelta events, then one AnswerSummary.
 
         `offload`: when given, a single-query retrieval without a context window to fit goes
-        through `RetrievalPipeline.retrieve_async` with it (the query embedding is awaited on the
-        loop, so a stream waiting for its embedding batch holds no worker thread); otherwise the
-        whole grounding runs on the executor.
+        through `RetrievalPipeline.retrieve_async` with it and `waiting` (the query embedding is
+        awaited on the loop, so a stream waiting for its embedding batch holds no worker thread);
+        otherwise the whole grounding runs on the executor.
         """
         started = time.perf_counter()
         timer = StageTimer("answer")
@@ -106,7 +109,7 @@ class AnswerService:
             await rewrite_query(self._generator, request.retrieval.query) if request.rewrite else ()
         )
         if offload is not None and self._window is None and len(queries) <= 1:
-            result = await self._pipeline().retrieve_async(request.retrieval, offload)
+            result = await self._pipeline().retrieve_async(request.retrieval, offload, waiting)
             grounding = self._render(request, result, request.retrieval.budget, timer)
         else:
             loop = asyncio.get_running_loop()

@@ -36,7 +36,8 @@ IdArray = npt.NDArray[np.int64]
 Results = tuple[FloatArray, IdArray]
 
 MAX_COMBINED_QUERIES = 16
-"""Most queries one combined call takes (a server process has 8 search workers by default)."""
+"""Most queries one combined call takes (a server process searches on `server.retrieval_threads`
+threads, by default its share of the cores, and on its worker threads for multi-query Answers)."""
 
 SearchRows = Callable[[FloatArray, Sequence[int]], list[Results]]
 """Runs under the lock: queries float32 (m, d) and each row's k -> each row's

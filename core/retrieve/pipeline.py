@@ -89,6 +89,13 @@ class _Started:
     embedder: Embedder  # the collection's query embedder (awaitable)
 
 
+@dataclass(frozen=True, slots=True)
+class _Waits:
+    """A request whose embedding cannot be awaited (`retrieve_async`): a thread waits for it."""
+
+    collection: Collection
+
+
 class RetrievalPipeline:
     """Runs RetrievalRequests against the catalog's collections."""
 
@@ -191,25 +198,36 @@ class RetrievalPipeline:
         )
         return self._search(collection, request, query, timer)
 
-    async def retrieve_async(self, request: RetrievalRequest, offload: Offload) -> RetrievalResult:
+    async def retrieve_async(
+        self, request: RetrievalRequest, offload: Offload, waiting: Offload | None = None
+    ) -> RetrievalResult:
         """`retrieve` for a coroutine: the stages before and after the query embedding run via
         `offload` (a worker thread each), the embedding is awaited on the loop, so a request
         waiting for its shared embedding batch holds no thread and batches can grow with the
-        load. Falls back to `offload(retrieve)` when the embedder cannot be awaited or the
-        collection searches on a GPU (the vector then stays on the device)."""
+        load. When the embedder cannot be awaited or the collection searches on a GPU (the
+        vector then stays on the device), the whole retrieval runs via `waiting` (default
+        `offload`), whose thread waits for the embedding: a pool with a thread per request the
+        embedder should batch, not one sized to the cores."""
         if request.mode is RetrievalMode.LEXICAL:
             result: RetrievalResult = await offload(self.retrieve, request)
             return result
         with span("retrieve", attributes.retrieval_request(request)) as current:
-            result = await self._retrieve_async(request, offload)
+            result = await self._retrieve_async(request, offload, waiting or offload)
             if current.is_recording():
                 current.set_attributes(attributes.retrieval_result(result))
             return result
 
-    async def _retrieve_async(self, request: RetrievalRequest, offload: Offload) -> RetrievalResult:
-        started: _Started | RetrievalResult = await offload(self._begin, request)
+    async def _retrieve_async(
+        self, request: RetrievalRequest, offload: Offload, waiting: Offload
+    ) -> RetrievalResult:
+        started: _Started | _Waits | RetrievalResult = await offload(self._begin, request)
         if isinstance(started, RetrievalResult):
             return started
+        if isinstance(started, _Waits):
+            result: RetrievalResult = await waiting(
+                self._retrieve_from, started.collection, request
+            )
+            return result
         try:
             query = await self._embed_async(request, started)
         except BaseException:
@@ -218,13 +236,14 @@ class RetrievalPipeline:
             raise
         return await offload(self._finish, request, started, query)  # type: ignore[no-any-return]
 
-    def _begin(self, request: RetrievalRequest) -> _Started | RetrievalResult:
-        """The stages before the embedding: the collection, a cached or on-device result, or
-        the preprocessed query with its lexical search already running."""
+    def _begin(self, request: RetrievalRequest) -> _Started | _Waits | RetrievalResult:
+        """The stages before the embedding: the collection (to be retrieved from by a thread
+        that waits for its embedding when it cannot be awaited), a cached result, or the
+        preprocessed query with its lexical search already running."""
         collection = self._opened(request)
         embedder = self._embedder_for(collection)
         if collection.searches_on_device or not awaitable(embedder):
-            return self._retrieve_from(collection, request)
+            return _Waits(collection)
         version, cached = self._cached(request, collection)
         if cached is not None:
             return cached

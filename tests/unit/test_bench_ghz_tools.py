@@ -200,6 +200,7 @@ def test_thread_cpu_reads_every_thread_of_a_process_with_its_name() -> None:
 
 def test_thread_groups_merge_the_pools_and_keep_other_names() -> None:
     assert group_of("gw-work_3") == "worker pool (gw-work)"
+    assert group_of("gw-retrieve_0") == "retrieval pool (gw-retrieve)"
     assert group_of("gw-lexical_0") == "lexical pool (gw-lexical)"
     assert group_of("query-micro-batcher") == "query-micro-batcher"
     dump = 'Thread 4242 (idle): "gw-work_0"\n    _worker (thread.py:81)\nThread 17 (active): "MainThread"'

@@ -124,3 +124,43 @@ def test_closed_batcher_falls_back_to_bm25_with_a_warning(
     (result,) = run_async(degraded, [request(QUESTIONS[0], RetrievalMode.HYBRID)])
     assert result.mode is RetrievalMode.LEXICAL and result.hits
     assert result.warnings == (EMBEDDER_FAILED.format(reason="RuntimeError"),)
+
+
+def offloads_named(calls: list[tuple[str, str]], **pools: ThreadPoolExecutor) -> list[Any]:
+    """An offload per pool that records (pool name, function name) of each call."""
+
+    def bound(name: str, pool: ThreadPoolExecutor) -> Callable[..., Any]:
+        def offload(fn: Callable[..., Any], *args: Any) -> Any:
+            calls.append((name, fn.__name__))
+            return asyncio.get_running_loop().run_in_executor(pool, fn, *args)
+
+        return offload
+
+    return [bound(name, pool) for name, pool in pools.items()]
+
+
+@pytest.mark.parametrize("awaited", [True, False], ids=["batched", "plain-embedder"])
+def test_only_a_retrieval_that_waits_for_its_embedding_runs_on_the_waiting_pool(
+    pipeline: RetrievalPipeline, embedder: SentenceTransformerEmbedder, awaited: bool
+) -> None:
+    """The stages go to `offload` (the server's pool sized to the cores); a retrieval whose
+    embedder cannot be awaited holds a thread for its embedding, so it goes to `waiting`."""
+    chosen = (
+        pipeline
+        if awaited
+        else RetrievalPipeline(pipeline._catalog, embedder, ThreadPoolExecutor(2))
+    )
+    asked = request(QUESTIONS[1], RetrievalMode.HYBRID)
+    calls: list[tuple[str, str]] = []
+
+    async def retrieve() -> RetrievalResult:
+        with ThreadPoolExecutor(1) as stages, ThreadPoolExecutor(1) as waiting:
+            offload, waits = offloads_named(calls, stages=stages, waiting=waiting)
+            return await chosen.retrieve_async(asked, offload, waits)
+
+    result = asyncio.run(retrieve())
+    assert comparable(result) == comparable(chosen.retrieve(asked))
+    if awaited:
+        assert calls == [("stages", "_begin"), ("stages", "_finish")]
+    else:
+        assert calls == [("stages", "_begin"), ("waiting", "_retrieve_from")]

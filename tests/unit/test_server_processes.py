@@ -10,7 +10,12 @@ from pathlib import Path
 import pytest
 
 from core.errors import InvalidArgument
-from server.process_count import available_cores, query_model_threads, resolved_processes
+from server.process_count import (
+    available_cores,
+    query_model_threads,
+    resolved_processes,
+    retrieval_threads,
+)
 from server.settings import load_settings
 from server.shared_port import reserve_shared_port
 
@@ -82,3 +87,25 @@ def test_the_query_model_gets_its_process_share_of_the_cores(
 ) -> None:
     assert query_model_threads(configured, processes, cores) == expected
     assert query_model_threads(0, 1) == available_cores()
+
+
+@pytest.mark.parametrize(
+    ("env", "processes", "cores", "expected"),
+    [
+        ({}, 1, 2, 2),  # one process: a thread per core
+        ({}, 2, 2, 1),  # one process per core: one thread each, not the 8 worker threads
+        ({}, 3, 16, 5),  # the cores shared, rounded down
+        ({"GROUNDWIRE_SERVER__RETRIEVAL_THREADS": "3"}, 2, 2, 3),  # a configured count is kept
+        (MILVUS, 1, 2, 8),  # searches wait on the network: the worker threads
+        ({**MILVUS, "GROUNDWIRE_SERVER__WORKER_THREADS": "12"}, 1, 2, 12),
+    ],
+)
+def test_retrieval_gets_its_process_share_of_the_cores(
+    env: dict[str, str], processes: int, cores: int, expected: int
+) -> None:
+    assert retrieval_threads(load_settings(env=env), processes, cores) == expected
+
+
+def test_a_negative_retrieval_thread_count_names_the_setting() -> None:
+    with pytest.raises(InvalidArgument, match=r"server\.retrieval_threads: must be >= 0 \(0: the"):
+        load_settings(env={"GROUNDWIRE_SERVER__RETRIEVAL_THREADS": "-1"})
