@@ -18,6 +18,7 @@ from typing import Any
 
 from core.answer.extractive_generator import DEFAULT_CANDIDATES, SentenceScoring
 from core.answer.llama_cpp_generator import DEFAULT_N_CTX
+from core.embed.micro_batcher import DEFAULT_MAX_BATCH, DEFAULT_MAX_QUEUE, DEFAULT_MAX_WAIT_MS
 from core.embed.model_runtime import ModelRuntime
 from core.errors import InvalidArgument
 from core.milvus.options import MilvusIndexKind
@@ -64,10 +65,9 @@ class ModelSettings:
     embedding_model_path: str = ""
     device: str = "auto"
     batch_size: int = 32
-    query_batch_max: int = 64  # concurrent queries embedded in one forward pass, at most
-    query_batch_wait_ms: float = 1.0  # how long the first query waits for company (ghz A/B:
-    # benchmarks/results/ghz_query_batch_wait.md, 2 ms cost 20 % of RPS at 1 client)
-    query_queue_max: int = 1024  # pending queries beyond this get RESOURCE_EXHAUSTED
+    query_batch_max: int = DEFAULT_MAX_BATCH  # queries embedded in one forward pass, at most
+    query_batch_wait_ms: float = DEFAULT_MAX_WAIT_MS  # how long the first query waits for company
+    query_queue_max: int = DEFAULT_MAX_QUEUE  # pending queries beyond this get RESOURCE_EXHAUSTED
     cuda_graphs: bool = True  # replay CUDA graphs for query batches up to 64 on CUDA devices
     # auto | auto-fp32 | auto-int8 | torch | onnx | onnx-int8 (core/embed/README.md). auto: on a
     # CPU queries by onnx-int8 (per-token int8, about half fp32's CPU; else onnx) and documents by

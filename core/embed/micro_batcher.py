@@ -82,6 +82,16 @@ class _Item:
     span: Span | None = None  # the caller's span, when it records: gets batch size and wait
 
 
+DEFAULT_MAX_BATCH = 64
+"""Most texts per inner call, by default (the server's `model.query_batch_max`)."""
+DEFAULT_MAX_WAIT_MS = 1.0
+"""How long a gathered batch waits for company, by default (the server's
+`model.query_batch_wait_ms`; ghz A/B: benchmarks/results/ghz_query_batch_wait.md, where 2 ms
+cost 20 % of RPS at 1 client)."""
+DEFAULT_MAX_QUEUE = 1024
+"""Most texts waiting before `Overloaded`, by default (the server's `model.query_queue_max`)."""
+
+
 class MicroBatchingEmbedder(EmbedderIdentity):
     """An `Embedder` whose `embed_queries` is batched across threads; everything else delegates.
 
@@ -93,9 +103,9 @@ class MicroBatchingEmbedder(EmbedderIdentity):
     def __init__(
         self,
         inner: Embedder,
-        max_batch: int = 64,
-        max_wait_ms: float = 1.0,
-        max_queue: int = 1024,
+        max_batch: int = DEFAULT_MAX_BATCH,
+        max_wait_ms: float = DEFAULT_MAX_WAIT_MS,
+        max_queue: int = DEFAULT_MAX_QUEUE,
     ) -> None:
         if max_batch < 1 or max_queue < 1 or max_wait_ms < 0:
             raise ValueError(
