@@ -66,7 +66,9 @@ class Runtime:
         self.executor = ThreadPoolExecutor(
             settings.server.worker_threads, thread_name_prefix="gw-work"
         )
-        searchers = retrieval_threads(settings, resolved_processes(settings))
+        self.processes = resolved_processes(settings)
+        """Server processes sharing the port, this one included (`server.processes` resolved)."""
+        searchers = retrieval_threads(settings, self.processes)
         self.retrieval_executor = ThreadPoolExecutor(searchers, thread_name_prefix="gw-retrieve")
         """Retrieve's stages before and after its awaited query embedding; sized to the cores,
         apart from `executor`, so a long Ingest or Answer step never holds them."""
@@ -114,10 +116,11 @@ class Runtime:
         self.catalog.device = choice.device  # dense engines follow the model (engine_factory)
         path = self.settings.model.embedding_model_path or default_model_path()
         model = self.settings.model
-        processes = resolved_processes(self.settings)
-        threads = query_model_threads(model.onnx_threads, processes)
+        threads = query_model_threads(model.onnx_threads, self.processes)
         logger.info(
-            "query model: %d onnxruntime thread(s) in each of %d process(es)", threads, processes
+            "query model: %d onnxruntime thread(s) in each of %d process(es)",
+            threads,
+            self.processes,
         )
         embedder = build_embedder(
             path,

@@ -9,10 +9,10 @@ Starts one server on the cached whole python-faq index (as `served_profile.py`: 
 /proc/<pid>/task/*/stat before and after a window of `--duration` seconds: each thread's user and
 system CPU over the window, per completed call. With py-spy beside the interpreter (`pip install
 py-spy`), threads carry their Python names from its dump (the event loop's MainThread, gw-work_*,
-gw-retrieve_*, gw-lexical_*, query-micro-batcher); the others keep their kernel names (grpc's event_engine;
-unnamed native threads, which gdb showed to be mostly onnxruntime's intra-op pool when the query
-session has more than one thread, show as "python"). py-spy's samples
-count threads waiting for the GIL as busy; the kernel's counters do not. Writes
+gw-retrieve_*, gw-lexical_*, query-micro-batcher); the others keep their kernel names (grpc's
+event_engine; unnamed native threads, which gdb showed to be mostly onnxruntime's intra-op pool
+when the query session has more than one thread, show as "python"). py-spy's samples count
+threads waiting for the GIL as busy; the kernel's counters do not. Writes
 results/thread_cpu-<label>.{json,md}.
 """
 

@@ -145,11 +145,8 @@ def test_only_a_retrieval_that_waits_for_its_embedding_runs_on_the_waiting_pool(
 ) -> None:
     """The stages go to `offload` (the server's pool sized to the cores); a retrieval whose
     embedder cannot be awaited holds a thread for its embedding, so it goes to `waiting`."""
-    chosen = (
-        pipeline
-        if awaited
-        else RetrievalPipeline(pipeline._catalog, embedder, ThreadPoolExecutor(2))
-    )
+    lexical = ThreadPoolExecutor(2)
+    chosen = pipeline if awaited else RetrievalPipeline(pipeline._catalog, embedder, lexical)
     asked = request(QUESTIONS[1], RetrievalMode.HYBRID)
     calls: list[tuple[str, str]] = []
 
@@ -158,8 +155,9 @@ def test_only_a_retrieval_that_waits_for_its_embedding_runs_on_the_waiting_pool(
             offload, waits = offloads_named(calls, stages=stages, waiting=waiting)
             return await chosen.retrieve_async(asked, offload, waits)
 
-    result = asyncio.run(retrieve())
-    assert comparable(result) == comparable(chosen.retrieve(asked))
+    with lexical:
+        result = asyncio.run(retrieve())
+        assert comparable(result) == comparable(chosen.retrieve(asked))
     if awaited:
         assert calls == [("stages", "_begin"), ("stages", "_finish")]
     else:
