@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from pathlib import Path
 
 import grpc
@@ -19,7 +20,9 @@ from server.authentication import Authenticator
 from server.handlers import service_handler
 from server.index_servicer import SERVICE as INDEX_SERVICE
 from server.key_ring_file import KeyRingFile, watch_key_file
+from server.load_board import LoadBoard
 from server.process_role import READER_RPCS, SINGLE, ProcessKind, ProcessRole
+from server.read_balancing import ReadBalancer
 from server.retrieval_servicer import SERVICE as RETRIEVAL_SERVICE
 from server.runtime import Runtime
 from server.servicers import servicers
@@ -43,9 +46,11 @@ class GroundwireServer:
         keys: KeyRingFile | None = None,
         telemetry: ServerTelemetry | None = None,
         forwarder: WriteForwarder | None = None,
+        balancer: ReadBalancer | None = None,
     ) -> None:
         self.grpc_server = grpc_server
         self.forwarder = forwarder
+        self.balancer = balancer
         self.runtime = runtime
         self.keys = keys
         self._health = health_servicer
@@ -63,6 +68,8 @@ class GroundwireServer:
         if self.telemetry is not None:
             self.telemetry.start()
         await self.grpc_server.start()
+        if self.balancer is not None:
+            await self.balancer.start()
         if self.keys is not None:
             interval = self.runtime.settings.auth.keys_reload_interval_s
             self._key_watch = asyncio.create_task(watch_key_file(self.keys, interval))
@@ -87,12 +94,17 @@ class GroundwireServer:
         loop = asyncio.get_running_loop()
         try:
             if self.runtime.ready:  # loaded before the port was bound (a reader process)
-                await self._set_health(health_pb2.HealthCheckResponse.SERVING)
+                await self._serving()
                 return
             await loop.run_in_executor(self.runtime.executor, self.runtime.load, loop)
         except Exception:
             logger.exception("loading failed; the server stays NOT_SERVING")
             return
+        await self._serving()
+
+    async def _serving(self) -> None:
+        if self.balancer is not None:  # the other processes may hand it reads now
+            self.balancer.serving()
         await self._set_health(health_pb2.HealthCheckResponse.SERVING)
 
     async def wait_until_ready(self, timeout: float | None = None) -> None:
@@ -106,10 +118,15 @@ class GroundwireServer:
     async def stop(self, grace: float | None = None) -> None:
         """Graceful shutdown: NOT_SERVING, drain RPCs for `grace` seconds, then close indexes."""
         grace = self.runtime.settings.server.shutdown_grace_s if grace is None else grace
+        ends = time.monotonic() + grace
+        if self.balancer is not None:  # the other processes hand it no more reads
+            self.balancer.stopping()
         await self._health.enter_graceful_shutdown()
         await self.grpc_server.stop(grace)
         if self.forwarder is not None:
             await self.forwarder.close()
+        if self.balancer is not None:  # what was handed here ends within the same grace
+            await self.balancer.close(max(0.0, ends - time.monotonic()))
         if self._key_watch is not None:
             self._key_watch.cancel()
             await asyncio.wait([self._key_watch])
@@ -153,9 +170,12 @@ def create_server(
     )
     keys = key_source(settings)
     authenticator = Authenticator(keys)
-    forwarder = None
+    forwarder = balancer = None
     if role.is_reader:  # forwards what it does not serve to the primary's private socket
         forwarder = WriteForwarder(f"unix:{role.primary_socket}", READER_RPCS, limit)
+    if role.shares_port and settings.server.balance_reads:
+        board = LoadBoard(role.load_board, role.processes)
+        balancer = ReadBalancer(role, board, telemetry.interceptor.wrap)
     grpc_server.add_generic_rpc_handlers(
         tuple(
             service_handler(
@@ -164,6 +184,7 @@ def create_server(
                 authenticator,
                 runtime.require_ready,
                 delegate=None if forwarder is None else forwarder.handler_for,
+                balance=None if balancer is None else balancer.handler_for,
             )
             for service, implementations in servicers(runtime).items()
         )
@@ -188,7 +209,9 @@ def create_server(
     if role.kind is ProcessKind.PRIMARY:  # where readers forward writes (a 0700 directory)
         if not grpc_server.add_insecure_port(f"unix:{role.primary_socket}"):
             raise OSError(f"could not listen on unix:{role.primary_socket}")
-    server = GroundwireServer(grpc_server, runtime, health_servicer, keys, telemetry, forwarder)
+    server = GroundwireServer(
+        grpc_server, runtime, health_servicer, keys, telemetry, forwarder, balancer
+    )
     return server, port
 
 

@@ -102,6 +102,12 @@ class _Guard:
 Admission = Callable[[Context], Awaitable[None]]
 Delegate = Callable[[MethodDescriptor, Admission], "grpc.RpcMethodHandler[Any, Any] | None"]
 """Takes an RPC over, given its admission check (see `service_handler`)."""
+Balance = Callable[
+    [MethodDescriptor, "grpc.RpcMethodHandler[Any, Any]", Admission],
+    "grpc.RpcMethodHandler[Any, Any]",
+]
+"""Wraps the handler this process serves an RPC with, given its admission check (see
+`service_handler`)."""
 
 
 def _awaited(
@@ -175,13 +181,15 @@ def service_handler(
     authenticator: Authenticator,
     require_loaded: Callable[[], None],
     delegate: Delegate | None = None,
+    balance: Balance | None = None,
 ) -> grpc.GenericRpcHandler:
     """A generic handler serving every RPC of the proto `service` with the `@rpc` methods of
     `servicers`, each guarded by its declared role and readiness.
 
     `delegate` may take an RPC over instead (a reader process forwarding writes to the primary:
     server/write_forwarding.py), given the RPC's admission check to run first; RPCs it returns
-    None for are served here.
+    None for are served here, through `balance` when given (a process of several hands some
+    reads to a less busy one: server/read_balancing.py).
 
     Raises TypeError when the proto and the implementations disagree (an RPC without an
     implementation, an implementation of no RPC, or the wrong streaming kind), so the server
@@ -199,7 +207,11 @@ def service_handler(
     for name, method in methods.items():
         guard = _Guard(authenticator, method.name, found[name].policy, require_loaded)
         delegated = None if delegate is None else delegate(method, guard.admit_or_abort)
-        handlers[name] = delegated or _method_handler(method, found[name], guard)
+        if delegated is None:
+            delegated = _method_handler(method, found[name], guard)
+            if balance is not None:
+                delegated = balance(method, delegated, guard.admit_or_abort)
+        handlers[name] = delegated
     return grpc.method_handlers_generic_handler(service.full_name, handlers)
 
 

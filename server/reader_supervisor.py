@@ -39,6 +39,7 @@ from typing import Any
 
 from server.cache_clearing import CacheClear, ClearRequest
 from server.cache_counting import CacheCounts
+from server.load_board import NOT_SERVING, LoadBoard
 from server.process_role import ProcessKind, ProcessRole
 from server.reader_link import NoAnswer, ReaderLink
 from server.reader_process import run_reader
@@ -82,16 +83,17 @@ class _Answer:
 
 
 class ReaderSupervisor:
-    """`count` reader processes serving `settings` (its port already resolved) beside the
-    primary listening on `socket`."""
+    """The readers of a server of `primary.processes` processes serving `settings` (its port
+    already resolved) beside `primary`; a reader that died is marked not serving on `board`."""
 
-    def __init__(self, settings: Settings, socket: str, count: int) -> None:
+    def __init__(self, settings: Settings, primary: ProcessRole, board: LoadBoard) -> None:
         # metrics.port belongs to the primary, which serves every process's series; each
         # reader's endpoint takes a free loopback port, reported when ready, for it to scrape
         metrics = dataclasses.replace(settings.metrics, host="127.0.0.1", port=0)
         self._settings = settings.replace(metrics=metrics)
-        self._socket = socket
-        self._count = count
+        self._primary = primary
+        self._board = board
+        self._count = primary.processes - 1
         self._context = multiprocessing.get_context("spawn")
         self._readers: dict[int, _Reader] = {}
         self._restarts: collections.deque[float] = collections.deque()
@@ -213,6 +215,7 @@ class ReaderSupervisor:
                 reader.process.join()  # reap it
                 reader.link.close()  # a request still waiting on it ends: "exited"
                 del self._readers[number]
+                self._board.set(number, NOT_SERVING)  # the others stop handing it reads
                 logger.warning(
                     "reader process %d (pid %s) exited with %s; starting it again",
                     number,
@@ -253,7 +256,7 @@ class ReaderSupervisor:
             reader.link.close()
 
     async def _start(self, number: int) -> None:
-        role = ProcessRole(ProcessKind.READER, self._socket, number)
+        role = dataclasses.replace(self._primary, kind=ProcessKind.READER, number=number)
         try:
             ours, theirs = self._context.Pipe()
         except OSError as exc:  # EMFILE: out of file descriptors

@@ -49,6 +49,10 @@ class ServerSettings:
     # Server processes sharing the port (SO_REUSEPORT): the primary writes, the others serve
     # reads and forward writes to it (README, "Processes"). 0: one per available core.
     processes: int = 0
+    # With several processes, a Retrieve or Answer that arrives while another process runs fewer
+    # of them is handed to that one (the kernel spreads connections, not calls: one client
+    # channel would use one process); false keeps every call where it arrived
+    balance_reads: bool = True
     # Retrieve awaits its query embedding on the event loop (no worker thread waits for it);
     # false: the whole pipeline runs on one worker thread (the pre-#16 path, for comparison)
     await_query_embeddings: bool = True

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from server.app import GroundwireServer, create_server
+from server.load_board import LoadBoard
 from server.process_count import resolved_processes
 from server.process_role import ProcessKind, ProcessRole
 from server.reader_supervisor import ReaderStartError, ReaderSupervisor
@@ -26,8 +27,6 @@ from server.settings import Settings
 from server.shared_port import reserve_shared_port
 
 logger = logging.getLogger(__name__)
-
-PRIMARY_SOCKET = "primary.sock"
 
 
 async def serve(settings: Settings) -> None:
@@ -53,8 +52,9 @@ async def _serve_processes(settings: Settings, processes: int) -> None:
         raise SystemExit(f"error: {exc}") from None
     settings = settings.replace(server=dataclasses.replace(settings.server, port=port))
     sockets = Path(tempfile.mkdtemp(prefix="groundwire-"))  # mode 0700: this user only
-    role = ProcessRole(ProcessKind.PRIMARY, str(sockets / PRIMARY_SOCKET))
-    readers = ReaderSupervisor(settings, role.primary_socket, processes - 1)
+    role = ProcessRole(ProcessKind.PRIMARY, str(sockets), 0, processes)
+    board = LoadBoard.create(role.load_board, processes)  # every process maps it
+    readers = ReaderSupervisor(settings, role, board)
     failure = ""
     try:
         server, _ = create_server(settings, role)
@@ -97,6 +97,7 @@ async def _serve_processes(settings: Settings, processes: int) -> None:
         await server.stop()
     finally:
         await readers.stop(grace_s=0)  # after a failure above: no reader outlives the primary
+        board.close()
         shutil.rmtree(sockets, ignore_errors=True)
     if failure:
         raise SystemExit(f"error: {failure}")

@@ -7,10 +7,11 @@ carries the RPC semantic conventions (`rpc.system`, `rpc.service`, `rpc.method`,
 While the RPC runs, the request id, the span and the `TelemetrySink` are in its context, so core
 stages and log records on worker threads see them too.
 
-The primary of several processes does not count the RPCs a reader forwarded to it (they arrive on
-its private unix socket): the reader that received the call counts it, so summing the RPC series
-over the server's processes counts each caller's call once. The primary still traces them and
-counts the stages it runs for them.
+A process of several does not count the RPCs another process forwarded to it (they arrive on its
+private unix socket: writes a reader forwards to the primary, reads handed to a less busy
+process): the process that received the call counts it, so summing the RPC series over the
+server's processes counts each caller's call once. The process that runs a forwarded call still
+traces it and counts the stages it runs for it.
 """
 
 from __future__ import annotations
@@ -29,14 +30,13 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from core.observe.telemetry_sink import observing
 from core.observe.tracing import tracer
+from server.process_role import arrived_privately
 from server.request_context import request_id_from, request_id_var
 from server.telemetry.server_metrics import ServerMetrics
 
 Context = grpc.aio.ServicerContext[Any, Any]
 REQUEST_ID_ATTRIBUTE = "groundwire.request_id"
 UNTRACED_SERVICES = frozenset({"grpc.health.v1.Health"})  # probes: counted, not traced
-FORWARDED_PEER = "unix:"
-"""How a call a reader forwarded shows its peer in the primary (its private unix socket)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,8 +56,8 @@ class RpcName:
 
 class TelemetryInterceptor(grpc.aio.ServerInterceptor):
     """Wraps every handler; `metrics` None leaves metrics out (tracing and ids still apply).
-    `skip_forwarded`: in the primary of several processes, leave calls forwarded by a reader out
-    of the RPC series (the reader counted them)."""
+    `skip_forwarded`: in a process of several, leave calls another process forwarded to it out
+    of the RPC series (the process that received them counted them)."""
 
     def __init__(self, metrics: ServerMetrics | None, skip_forwarded: bool = False) -> None:
         self._metrics = metrics
@@ -70,34 +70,38 @@ class TelemetryInterceptor(grpc.aio.ServerInterceptor):
         ],
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler[Any, Any] | None:
-        """The handler grpc found, with its behaviour wrapped (grpc.aio behaviours are
-        coroutines and async generators; the stubs type them as the sync ones)."""
-        handler: Any = await continuation(handler_call_details)
-        if handler is None:
-            return handler
-        method = handler_call_details.method
-        if handler.unary_unary is not None:
+        """The handler grpc found, wrapped (`wrap`)."""
+        handler = await continuation(handler_call_details)
+        return None if handler is None else self.wrap(handler, handler_call_details.method)
+
+    def wrap(
+        self, handler: grpc.RpcMethodHandler[Any, Any], method: str
+    ) -> grpc.RpcMethodHandler[Any, Any]:
+        """`handler` of `method` ("/package.Service/Method") with its behaviour observed (grpc.aio
+        behaviours are coroutines and async generators; the stubs type them as the sync ones)."""
+        found: Any = handler
+        if found.unary_unary is not None:
             return grpc.unary_unary_rpc_method_handler(
-                self._unary(handler.unary_unary, RpcName.parse(method, "unary")),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
+                self._unary(found.unary_unary, RpcName.parse(method, "unary")),
+                request_deserializer=found.request_deserializer,
+                response_serializer=found.response_serializer,
             )
-        if handler.unary_stream is not None:
+        if found.unary_stream is not None:
             return grpc.unary_stream_rpc_method_handler(
-                self._streaming(handler.unary_stream, RpcName.parse(method, "server_stream")),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
+                self._streaming(found.unary_stream, RpcName.parse(method, "server_stream")),
+                request_deserializer=found.request_deserializer,
+                response_serializer=found.response_serializer,
             )
-        if handler.stream_unary is not None:
+        if found.stream_unary is not None:
             return grpc.stream_unary_rpc_method_handler(
-                self._unary(handler.stream_unary, RpcName.parse(method, "client_stream")),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
+                self._unary(found.stream_unary, RpcName.parse(method, "client_stream")),
+                request_deserializer=found.request_deserializer,
+                response_serializer=found.response_serializer,
             )
         return grpc.stream_stream_rpc_method_handler(
-            self._streaming(handler.stream_stream, RpcName.parse(method, "bidi_stream")),
-            request_deserializer=handler.request_deserializer,
-            response_serializer=handler.response_serializer,
+            self._streaming(found.stream_stream, RpcName.parse(method, "bidi_stream")),
+            request_deserializer=found.request_deserializer,
+            response_serializer=found.response_serializer,
         )
 
     def _unary(
@@ -123,7 +127,7 @@ class TelemetryInterceptor(grpc.aio.ServerInterceptor):
     def _observed(self, rpc: RpcName, context: Context) -> Iterator[None]:
         started = time.perf_counter()
         counted = self._metrics
-        if self._skip_forwarded and (context.peer() or "").startswith(FORWARDED_PEER):
+        if self._skip_forwarded and arrived_privately(context):
             counted = None
         if counted is not None:
             counted.rpc_started(rpc.grpc_type, rpc.service, rpc.method)

@@ -42,9 +42,7 @@ class ServerTelemetry:
                 self._processes = ProcessMetrics(self.metrics.registry)
                 self._exposed = CollectorRegistry()
                 self._exposed.register(self._processes)
-        self.interceptor = TelemetryInterceptor(
-            self.metrics, skip_forwarded=role.kind is ProcessKind.PRIMARY
-        )
+        self.interceptor = TelemetryInterceptor(self.metrics, skip_forwarded=role.shares_port)
         self._endpoint: WSGIServer | None = None
         self.metrics_port = 0
         """The bound metrics port once started (0 when metrics are off)."""

@@ -158,6 +158,39 @@ def test_a_call_a_reader_forwards_is_counted_once(server: Server) -> None:
     assert moved == {"0": placement.count(0), "1": placement.count(1)}
 
 
+def _embedded(samples: Samples, process: str) -> float:
+    """Query texts process `process` embedded so far."""
+    return samples.get(
+        ("groundwire_embed_batch_size_sum", frozenset({("server_process", process)})), 0
+    )
+
+
+def test_concurrent_calls_on_one_connection_run_in_both_processes(server: Server) -> None:
+    """The kernel gives one connection to one process; the calls that arrive on it while that
+    process is busier than the other are handed to the other (server/read_balancing.py). Both
+    processes embed queries; the process the connection reached counts every call, once."""
+    channel = server.channels[0]
+    arrived = str(serving_process(channel, COLLECTION, "where does channel 0 land"))
+    stub = rs_grpc.RetrievalServiceStub(channel)
+    _, before = server.scrape()
+    calls = 48
+    queries = [f"what does groundwire serve, asked {n} times" for n in range(calls)]
+    for wave in range(0, calls, 16):  # 16 at once on the one connection
+        pending = [
+            stub.Retrieve.future(rs.RetrieveRequest(query=query, collection=COLLECTION))
+            for query in queries[wave : wave + 16]
+        ]
+        replies = [call.result(timeout=60) for call in pending]
+        assert all(reply.hits[0].chunk.document_id == "intro" for reply in replies)
+    _, after = server.scrape()
+    embedded = {p: _embedded(after, p) - _embedded(before, p) for p in ("0", "1")}
+    assert embedded["0"] > 0 and embedded["1"] > 0, embedded
+    assert sum(embedded.values()) == calls
+    other = "1" if arrived == "0" else "0"
+    handled = {p: _handled(after, p) - _handled(before, p) for p in ("0", "1")}
+    assert handled == {arrived: calls, other: 0}
+
+
 def test_a_killed_reader_is_left_out_until_it_serves_again(server: Server) -> None:
     log = server.process.log_text
     pid = int(READY.findall(log())[-1])

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -446,6 +447,39 @@ def test_keys_roles_and_tenants_hold_in_every_process(cluster: Cluster) -> None:
         assert code is grpc.StatusCode.NOT_FOUND  # acme's collection does not exist for globex
 
 
+def _burst(client: Client, calls: list[Callable[[], Any]]) -> list[tuple[grpc.StatusCode, str]]:
+    """The statuses of `calls` made at once on `client`'s one connection."""
+    with ThreadPoolExecutor(len(calls)) as pool:
+        return list(pool.map(_status, calls))
+
+
+def test_calls_handed_to_the_other_process_keep_the_callers_key_and_tenant(
+    cluster: Cluster,
+) -> None:
+    """Calls that arrive at once on one connection run in both processes (the busier one hands
+    some over, server/read_balancing.py); the process that runs a handed-over call checks the
+    caller's key, role and tenant as the one it arrived at does."""
+    client = cluster.clients[0]
+    retrieve = rs.RetrieveRequest(query="What swims in the harbour?", collection=COLLECTION)
+    answer = rs.AnswerRequest(retrieve=retrieve)
+    reader, globex = cluster.auth("acme", "reader"), cluster.auth("globex", "reader")
+
+    def answered() -> None:
+        events = list(client.retrieval.Answer(answer, metadata=reader, timeout=120))
+        assert events[0].started.retrieval.hits
+        assert events[-1].WhichOneof("event") == "summary"
+
+    def found() -> None:
+        reply = client.retrieval.Retrieve(retrieve, metadata=reader, timeout=120)
+        assert reply.hits
+
+    assert _burst(client, [found] * 12 + [answered] * 4) == [(grpc.StatusCode.OK, "")] * 16
+    refused = _burst(client, [lambda: client.retrieval.Retrieve(retrieve, metadata=globex)] * 8)
+    assert {code for code, _ in refused} == {grpc.StatusCode.NOT_FOUND}
+    anonymous = _burst(client, [lambda: client.retrieval.Retrieve(retrieve)] * 8)
+    assert {code for code, _ in anonymous} == {grpc.StatusCode.UNAUTHENTICATED}
+
+
 def test_the_reader_never_loads_the_document_model_for_the_reads_above(cluster: Cluster) -> None:
     # it embeds queries by onnx-int8; the model check and token counts use the query session, so the
     # passage session (loaded lazily, core/embed/lazy_embedder.py) stays unloaded after Retrieve,
@@ -459,6 +493,11 @@ def test_a_killed_reader_is_restarted_and_the_server_keeps_serving(cluster: Clus
     pid = cluster.reader_pid()
     os.kill(pid, signal.SIGKILL)
     primary = _connect(cluster.server.target)  # only the primary listens now
+
+    def found() -> None:  # handed to the dead reader, it runs in the primary instead
+        assert _documents(cluster, primary, "What does Groundwire serve?")
+
+    assert _burst(primary, [found] * 16) == [(grpc.StatusCode.OK, "")] * 16
     restarting = []
     deadline = time.monotonic() + 180
     while cluster.reader_pid() == pid:

@@ -9,11 +9,14 @@ import asyncio
 import logging
 import multiprocessing
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from server.cache_clearing import CacheClear, ClearRequest
 from server.cache_counting import CacheCounts
+from server.load_board import LoadBoard
+from server.process_role import ProcessKind, ProcessRole
 from server.reader_link import ReaderLink
 from server.reader_supervisor import ReaderSupervisor, _Reader
 from server.settings import Settings
@@ -26,10 +29,12 @@ TIMEOUT_S = 0.5
 
 
 @pytest.fixture
-def supervisor() -> Iterator[ReaderSupervisor]:
+def supervisor(tmp_path: Path) -> Iterator[ReaderSupervisor]:
     """Three reader numbers: 1 answers at once, 2 late, 3 has no reader running (restarting)."""
     context = multiprocessing.get_context("spawn")
-    supervisor = ReaderSupervisor(Settings(), "unused.sock", count=3)
+    primary = ProcessRole(ProcessKind.PRIMARY, str(tmp_path), 0, 4)
+    board = LoadBoard.create(primary.load_board, primary.processes)
+    supervisor = ReaderSupervisor(Settings(), primary, board)
     readers = []
     for number, delay_s in ((PROMPT, 0.0), (SLOW, SLOW_S)):
         ours, theirs = context.Pipe()
@@ -46,6 +51,7 @@ def supervisor() -> Iterator[ReaderSupervisor]:
         if reader.process.is_alive():
             reader.process.kill()
             reader.process.join()
+    board.close()
 
 
 def test_counts_leave_out_a_reader_that_does_not_answer_in_time(

@@ -11,10 +11,13 @@ import multiprocessing
 import os
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from server.load_board import NOT_SERVING, LoadBoard
+from server.process_role import ProcessKind, ProcessRole
 from server.reader_link import ReaderLink
 from server.reader_supervisor import ReaderStartError, ReaderSupervisor, _Reader
 from server.settings import Settings
@@ -48,16 +51,18 @@ class _FailingSpawn:
         return process
 
 
-def _supervisor(spawn: _FailingSpawn) -> ReaderSupervisor:
-    supervisor = ReaderSupervisor(Settings(), "unused.sock", count=1)
+def _supervisor(spawn: _FailingSpawn, sockets: Path) -> ReaderSupervisor:
+    primary = ProcessRole(ProcessKind.PRIMARY, str(sockets), 0, 2)
+    board = LoadBoard.create(primary.load_board, primary.processes)
+    supervisor = ReaderSupervisor(Settings(), primary, board)
     supervisor._context = spawn  # type: ignore[assignment]
     return supervisor
 
 
-def test_a_reader_that_cannot_be_started_fails_the_start_naming_the_fix() -> None:
+def test_a_reader_that_cannot_be_started_fails_the_start_naming_the_fix(tmp_path: Path) -> None:
     spawn = _FailingSpawn(AT_PROCESS_LIMIT)
     with pytest.raises(ReaderStartError) as failed:
-        asyncio.run(_supervisor(spawn).start("cpu"))
+        asyncio.run(_supervisor(spawn, tmp_path).start("cpu"))
     assert str(failed.value) == (
         f"reader process 1 could not be started: {AT_PROCESS_LIMIT} (raise this user's process "
         "or open-file limit, or lower server.processes)"
@@ -71,10 +76,12 @@ def test_a_reader_that_cannot_be_started_fails_the_start_naming_the_fix() -> Non
     ids=["oserror", "other"],
 )
 def test_the_watcher_gives_up_when_a_dead_reader_cannot_be_started_again(
-    error: Exception,
+    error: Exception, tmp_path: Path
 ) -> None:
     spawn = _FailingSpawn(error)
-    supervisor = _supervisor(spawn)
+    supervisor = _supervisor(spawn, tmp_path)
+    board = LoadBoard(ProcessRole(sockets=str(tmp_path)).load_board, 2)
+    board.set(1, 3)  # the reader served, with 3 calls under way when it died
     context = multiprocessing.get_context("spawn")
     ours, theirs = context.Pipe()
     process = context.Process(target=answer_link, args=(theirs, 0.0), daemon=True)
@@ -94,3 +101,5 @@ def test_the_watcher_gives_up_when_a_dead_reader_cannot_be_started_again(
     assert str(error) in reasons[0]
     assert supervisor.pids == {}
     assert [end.closed for pipe in spawn.pipes for end in pipe] == [True, True]
+    assert board.get(1) == NOT_SERVING  # the other processes hand it no more reads
+    board.close()
