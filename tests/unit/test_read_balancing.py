@@ -141,20 +141,27 @@ def _balanced(balancer: ReadBalancer, name: str) -> dict[str, Any]:
     }
 
 
+async def _two_processes(tmp_path: Path) -> tuple[ReadBalancer, ReadBalancer, LoadBoard]:
+    """Process 0 ("here") and process 1 ("there", listening on its peer socket), both serving,
+    and the board as process 0 maps it."""
+    here, board = _balancer(tmp_path, 0, [0, 0])
+    there = ReadBalancer(
+        ProcessRole(ProcessKind.READER, str(tmp_path), 1, 2),
+        LoadBoard(ProcessRole(sockets=str(tmp_path)).load_board, 2),
+        lambda handler, _: handler,
+    )
+    await there.start()
+    here.serving()
+    there.serving()
+    return here, there, board
+
+
 def test_a_busier_process_hands_calls_over_and_runs_them_itself_when_the_other_is_gone(
     tmp_path: Path,
 ) -> None:
     async def main() -> None:
-        here, board = _balancer(tmp_path, 0, [0, 0])
-        there = ReadBalancer(
-            ProcessRole(ProcessKind.READER, str(tmp_path), 1, 2),
-            LoadBoard(ProcessRole(sockets=str(tmp_path)).load_board, 2),
-            lambda handler, _: handler,
-        )
+        here, there, board = await _two_processes(tmp_path)
         ours, theirs = _balanced(here, "primary"), _balanced(there, "reader")
-        await there.start()
-        here.serving()
-        there.serving()
         context = PeerContext((), None)
         assert await ours["Retrieve"].unary_unary(b"q", context) == b"primary:q"  # idle here
         here._running = 1  # one call under way here, none there: the next goes there
@@ -181,16 +188,8 @@ def test_a_stopping_process_lets_the_calls_handed_to_it_end_within_the_grace(
     tmp_path: Path,
 ) -> None:
     async def main() -> None:
-        here, board = _balancer(tmp_path, 0, [0, 0])
-        there = ReadBalancer(
-            ProcessRole(ProcessKind.READER, str(tmp_path), 1, 2),
-            LoadBoard(ProcessRole(sockets=str(tmp_path)).load_board, 2),
-            lambda handler, _: handler,
-        )
+        here, there, board = await _two_processes(tmp_path)
         ours, _ = _balanced(here, "primary"), _balanced(there, "reader")
-        await there.start()
-        here.serving()
-        there.serving()
         here._running = 1
         handed = asyncio.create_task(ours["Retrieve"].unary_unary(b"slow", PeerContext((), None)))
         while there._running == 0:
