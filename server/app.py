@@ -175,7 +175,9 @@ def create_server(
         forwarder = WriteForwarder(f"unix:{role.primary_socket}", READER_RPCS, limit)
     if role.shares_port and settings.server.balance_reads:
         board = LoadBoard(role.load_board, role.processes)
-        balancer = ReadBalancer(role, board, telemetry.interceptor.wrap)
+        metrics = telemetry.metrics
+        handed_over = None if metrics is None else metrics.call_handed_over
+        balancer = ReadBalancer(role, board, telemetry.interceptor.wrap, handed_over)
     grpc_server.add_generic_rpc_handlers(
         tuple(
             service_handler(

@@ -50,17 +50,31 @@ DRAIN_POLL_S = 0.01
 Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
 Observe = Callable[[Handler, str], Handler]
 """(handler, method path) -> the handler observed by telemetry (the interceptor's `wrap`)."""
+HandedOver = Callable[[str, str], None]
+"""(RPC name, outcome: "handed" or "ran_here") for each call this process tried to hand over
+(ServerMetrics.call_handed_over)."""
+
+
+def _uncounted(method: str, outcome: str) -> None:
+    return None
 
 
 class ReadBalancer:
     """The balancing of this process (`role`) over the server's processes on `board`; `observe`
     wraps the handlers that serve calls handed to this process (the port's are wrapped by the
-    gRPC server's interceptor)."""
+    gRPC server's interceptor); `handed_over` counts the calls it hands over."""
 
-    def __init__(self, role: ProcessRole, board: LoadBoard, observe: Observe) -> None:
+    def __init__(
+        self,
+        role: ProcessRole,
+        board: LoadBoard,
+        observe: Observe,
+        handed_over: HandedOver | None = None,
+    ) -> None:
         self._role = role
         self._board = board
         self._observe = observe
+        self._handed_over = handed_over or _uncounted
         self._running = 0
         self._serving = False
         self._sent = [0] * role.processes
@@ -169,6 +183,7 @@ class ReadBalancer:
         )
 
     def _unary_unary(self, path: str, local: Handler, admit: Admission) -> Any:
+        rpc = path.rsplit("/", 1)[1]
         found: Any = local
         parse, behavior = found.request_deserializer, found.unary_unary
 
@@ -180,16 +195,20 @@ class ReadBalancer:
                     async with contextlib.aclosing(
                         self._hand(number, path, request, context)
                     ) as responses:
-                        return [response async for response in responses][-1]
+                        answer = [response async for response in responses][-1]
+                    self._handed_over(rpc, "handed")
+                    return answer
                 except PeerLost as lost:
-                    self._lost(number, lost)
+                    self._lost(number, rpc, lost)
                 except PeerStatus as status:
+                    self._handed_over(rpc, "handed")
                     await context.abort(status.code, status.details, status.trailing)
             return await behavior(parse(request), context)
 
         return handle
 
     def _unary_stream(self, path: str, local: Handler, admit: Admission) -> Any:
+        rpc = path.rsplit("/", 1)[1]
         found: Any = local
         parse, behavior = found.request_deserializer, found.unary_stream
 
@@ -205,12 +224,15 @@ class ReadBalancer:
                         async for response in responses:
                             answered = True
                             yield response
+                    self._handed_over(rpc, "handed")
                     return
                 except PeerLost as lost:
                     if answered:
+                        self._handed_over(rpc, "handed")
                         await context.abort(grpc.StatusCode.UNAVAILABLE, str(lost))
-                    self._lost(number, lost)
+                    self._lost(number, rpc, lost)
                 except PeerStatus as status:
+                    self._handed_over(rpc, "handed")
                     await context.abort(status.code, status.details, status.trailing)
             async for item in behavior(parse(request), context):
                 yield item
@@ -236,7 +258,8 @@ class ReadBalancer:
         finally:
             self._sent[number] -= 1
 
-    def _lost(self, number: int, lost: PeerLost) -> None:
+    def _lost(self, number: int, rpc: str, lost: PeerLost) -> None:
+        self._handed_over(rpc, "ran_here")
         self._down_until[number] = time.monotonic() + DOWN_S
         logger.warning(
             "process %d did not take a handed-over call (%s); running it here", number, lost

@@ -58,6 +58,13 @@ class ServerMetrics:
             ("generator", "kind"),
             registry=self.registry,
         )
+        self._handed_over = Counter(
+            "groundwire_handed_over_calls",
+            "Calls that arrived here and were handed to another process of the server (outcome "
+            "handed), or that it could not take and ran here (outcome ran_here).",
+            ("grpc_method", "outcome"),
+            registry=self.registry,
+        )
         self._first_token = Histogram(
             "groundwire_generator_time_to_first_token_seconds",
             "Time from an Answer request's start to the first generated token.",
@@ -76,6 +83,11 @@ class ServerMetrics:
         """An RPC ended with status `code` (e.g. "OK", "NOT_FOUND") after `seconds`."""
         self._handled.labels(grpc_type, service, method, code).inc()
         self._handling.labels(grpc_type, service, method, code).observe(seconds)
+
+    def call_handed_over(self, method: str, outcome: str) -> None:
+        """A call of `method` that arrived here ran in another process ("handed") or, that
+        process being gone, here after all ("ran_here"): server/read_balancing.py."""
+        self._handed_over.labels(method, outcome).inc()
 
     def stage_finished(self, pipeline: str, stage: str, seconds: float) -> None:
         """`TelemetrySink`: one stage's wall time."""

@@ -189,6 +189,11 @@ def test_concurrent_calls_on_one_connection_run_in_both_processes(server: Server
     other = "1" if arrived == "0" else "0"
     handled = {p: _handled(after, p) - _handled(before, p) for p in ("0", "1")}
     assert handled == {arrived: calls, other: 0}
+    handed = frozenset(
+        {"grpc_method": "Retrieve", "outcome": "handed", "server_process": arrived}.items()
+    )
+    name = "groundwire_handed_over_calls_total"
+    assert after[(name, handed)] - before.get((name, handed), 0) == embedded[other]
 
 
 def test_a_killed_reader_is_left_out_until_it_serves_again(server: Server) -> None:

@@ -161,6 +161,8 @@ def test_a_busier_process_hands_calls_over_and_runs_them_itself_when_the_other_i
 ) -> None:
     async def main() -> None:
         here, there, board = await _two_processes(tmp_path)
+        outcomes: list[tuple[str, str]] = []
+        here._handed_over = lambda rpc, outcome: outcomes.append((rpc, outcome))
         ours, theirs = _balanced(here, "primary"), _balanced(there, "reader")
         context = PeerContext((), None)
         assert await ours["Retrieve"].unary_unary(b"q", context) == b"primary:q"  # idle here
@@ -174,11 +176,13 @@ def test_a_busier_process_hands_calls_over_and_runs_them_itself_when_the_other_i
         assert board.get(1) == 0 and there._running == 0  # every handed call ended there
         assert await theirs["Retrieve"].unary_unary(b"q", context) == b"reader:q"  # its own
 
-        await there.close()  # the other process is gone: run it here, leave it alone a while
+        await there.close()  # the other process is gone: run it here, then leave it alone a while
         assert await ours["Retrieve"].unary_unary(b"q", context) == b"primary:q"
         assert here._down_until[1] > time.monotonic()
         answer = [part async for part in ours["Answer"].unary_stream(b"q", context)]
         assert answer == [b"started", b"q", b"primary"]
+        handed = ("Retrieve", "handed")
+        assert outcomes == [handed, ("Answer", "handed"), handed, ("Retrieve", "ran_here")]
         await here.close()
 
     asyncio.run(main())
