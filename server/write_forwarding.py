@@ -139,7 +139,7 @@ class WriteForwarder:
                 async for response in call:
                     yield response
             except grpc.aio.AioRpcError as error:
-                await end_with(error, context)
+                await _end_with(error, context)
                 raise
 
         return forward
@@ -172,13 +172,13 @@ async def _single_response(call: Any, context: Context) -> bytes:
     try:
         response: bytes = await call
     except grpc.aio.AioRpcError as error:
-        await end_with(error, context)
+        await _end_with(error, context)
         raise
     context.set_trailing_metadata(tuple(await call.trailing_metadata() or ()))
     return response
 
 
-async def end_with(error: grpc.aio.AioRpcError, context: Context) -> None:
+async def _end_with(error: grpc.aio.AioRpcError, context: Context) -> None:
     """End the caller's RPC with the primary's status (raises AbortError)."""
     trailing = tuple(error.trailing_metadata() or ())
     await context.abort(error.code(), error.details() or "", trailing)
