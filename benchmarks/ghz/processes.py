@@ -6,8 +6,9 @@ Run from the repository root:
 `benchmarks/ghz/runtimes.py` with one variant per process count (`pN` sets
 GROUNDWIRE_SERVER__PROCESSES=N; `--also LABEL:KEY=V+KEY=V` adds others): the same cached
 python-faq index, caches off, Retrieve default and dense at 8 and 32 concurrent clients over
-`--connections` connections (4: a process count above 1 needs several connections, since the
-kernel spreads connections, not calls, over the processes), every cell's runs interleaved.
+`--connections` connections (4: the kernel spreads connections, not calls, over the processes;
+over one, the process it lands on hands calls to the others, server/read_balancing.py), every
+cell's runs interleaved.
 Server cores busy sums the primary and its reader processes (its process tree). Writes
 results/ghz_processes{,-quick}.{md,json}.
 """

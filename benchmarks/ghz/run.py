@@ -59,8 +59,9 @@ def parse_args() -> argparse.Namespace:
         "--processes",
         type=int,
         default=0,
-        help="server.processes of the server (ghz needs --connections > 1 to reach several); "
-        "default 0, the server's own: one per core (results before this default used 1)",
+        help="server.processes of the server (one connection lands on one process, which hands "
+        "calls to the others: server.balance_reads); default 0, the server's own: one per core "
+        "(results before this default used 1)",
     )
     parser.add_argument("--keep-details", action="store_true", help="keep per-call details")
     return parser.parse_args()
