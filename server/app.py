@@ -17,7 +17,7 @@ from grpc_reflection.v1alpha import reflection
 
 from core.errors import InvalidArgument
 from server.authentication import Authenticator
-from server.handlers import service_handler
+from server.handlers import Wrap, service_handler
 from server.index_servicer import SERVICE as INDEX_SERVICE
 from server.key_ring_file import KeyRingFile, watch_key_file
 from server.load_board import LoadBoard
@@ -171,13 +171,16 @@ def create_server(
     keys = key_source(settings)
     authenticator = Authenticator(keys)
     forwarder = balancer = None
+    wraps: list[Wrap] = []
     if role.is_reader:  # forwards what it does not serve to the primary's private socket
         forwarder = WriteForwarder(f"unix:{role.primary_socket}", READER_RPCS, limit)
+        wraps.append(forwarder.wrap)
     if role.shares_port and settings.server.balance_reads:
         board = LoadBoard(role.load_board, role.processes)
         metrics = telemetry.metrics
         handed_over = None if metrics is None else metrics.call_handed_over
         balancer = ReadBalancer(role, board, telemetry.interceptor.wrap, handed_over)
+        wraps.append(balancer.handler_for)
     grpc_server.add_generic_rpc_handlers(
         tuple(
             service_handler(
@@ -185,8 +188,7 @@ def create_server(
                 implementations,
                 authenticator,
                 runtime.require_ready,
-                delegate=None if forwarder is None else forwarder.handler_for,
-                balance=None if balancer is None else balancer.handler_for,
+                wraps=wraps,
             )
             for service, implementations in servicers(runtime).items()
         )

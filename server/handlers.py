@@ -100,14 +100,12 @@ class _Guard:
 
 
 Admission = Callable[[Context], Awaitable[None]]
-Delegate = Callable[[MethodDescriptor, Admission], "grpc.RpcMethodHandler[Any, Any] | None"]
-"""Takes an RPC over, given its admission check (see `service_handler`)."""
-Balance = Callable[
+Wrap = Callable[
     [MethodDescriptor, "grpc.RpcMethodHandler[Any, Any]", Admission],
     "grpc.RpcMethodHandler[Any, Any]",
 ]
-"""Wraps the handler this process serves an RPC with, given its admission check (see
-`service_handler`)."""
+"""Takes an RPC's handler and its admission check and returns the handler to serve it with: the
+same one, one around it, or one instead of it (see `service_handler`)."""
 
 
 def _awaited(
@@ -180,16 +178,14 @@ def service_handler(
     servicers: Sequence[object],
     authenticator: Authenticator,
     require_loaded: Callable[[], None],
-    delegate: Delegate | None = None,
-    balance: Balance | None = None,
+    wraps: Sequence[Wrap] = (),
 ) -> grpc.GenericRpcHandler:
     """A generic handler serving every RPC of the proto `service` with the `@rpc` methods of
     `servicers`, each guarded by its declared role and readiness.
 
-    `delegate` may take an RPC over instead (a reader process forwarding writes to the primary:
-    server/write_forwarding.py), given the RPC's admission check to run first; RPCs it returns
-    None for are served here, through `balance` when given (a process of several hands some
-    reads to a less busy one: server/read_balancing.py).
+    Each of `wraps`, in turn, may replace an RPC's handler, given the RPC's admission check to
+    run first: a reader process forwards writes to the primary (server/write_forwarding.py), a
+    process of several hands some reads to a less busy one (server/read_balancing.py).
 
     Raises TypeError when the proto and the implementations disagree (an RPC without an
     implementation, an implementation of no RPC, or the wrong streaming kind), so the server
@@ -206,12 +202,10 @@ def service_handler(
     handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
     for name, method in methods.items():
         guard = _Guard(authenticator, method.name, found[name].policy, require_loaded)
-        delegated = None if delegate is None else delegate(method, guard.admit_or_abort)
-        if delegated is None:
-            delegated = _method_handler(method, found[name], guard)
-            if balance is not None:
-                delegated = balance(method, delegated, guard.admit_or_abort)
-        handlers[name] = delegated
+        handler = _method_handler(method, found[name], guard)
+        for wrap in wraps:
+            handler = wrap(method, handler, guard.admit_or_abort)
+        handlers[name] = handler
     return grpc.method_handlers_generic_handler(service.full_name, handlers)
 
 

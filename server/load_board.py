@@ -26,7 +26,6 @@ class LoadBoard:
     """The mapped board of `processes` slots in the file at `path` (see the module)."""
 
     def __init__(self, path: str | Path, processes: int) -> None:
-        self.processes = processes
         fd = os.open(path, os.O_RDWR)
         try:
             size = os.fstat(fd).st_size

@@ -157,7 +157,7 @@ class PeerChannel:
         self._path = path
         self._writer: asyncio.StreamWriter | None = None
         self._reading: asyncio.Task[None] | None = None
-        self._connecting: asyncio.Lock | None = None
+        self._connecting = asyncio.Lock()
         self._calls: dict[int, asyncio.Queue[tuple[int, Any]]] = {}
         self._ids = itertools.count(1)
 
@@ -209,8 +209,6 @@ class PeerChannel:
     async def _connected(self) -> asyncio.StreamWriter:
         if self._writer is not None and not self._writer.is_closing():
             return self._writer
-        if self._connecting is None:
-            self._connecting = asyncio.Lock()
         async with self._connecting:
             if self._writer is None or self._writer.is_closing():
                 try:

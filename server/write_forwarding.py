@@ -57,6 +57,13 @@ class WriteForwarder:
         ]
         self._channel: grpc.aio.Channel | None = None
 
+    def wrap(
+        self, method: MethodDescriptor, local: grpc.RpcMethodHandler[Any, Any], admit: Admission
+    ) -> grpc.RpcMethodHandler[Any, Any]:
+        """`handler_for`, or `local` (this process's handler) for the RPCs this process serves:
+        a `server.handlers.Wrap`."""
+        return self.handler_for(method, admit) or local
+
     def handler_for(
         self, method: MethodDescriptor, admit: Admission
     ) -> grpc.RpcMethodHandler[Any, Any] | None:
