@@ -9,17 +9,22 @@ per-tensor weights, `reduce_range`. Texts: the real questions of every labelled 
 (default python-faq, perl-faq, r-faq). Fidelity: cosine to the fp32 export's vector (which is
 torch's to 1e-6), every question embedded alone and inside random batches of 8 (dynamic int8
 quantises activations per call, so a vector moves with its batch); mean, min and the 1st
-percentile. Speed: random batches of 1, 4 and 8 questions (the server's micro-batches), every
+percentile. The per-token variants without a stated sign store their weights as this CPU multiplies
+them exactly (core.embed.int8_weights: signed with VNNI, unsigned without); the "signed weights"
+and "unsigned weights" variants force one, so a host without VNNI shows what saturation costs.
+Speed: random batches of 1, 4 and 8 questions (the server's micro-batches), every
 variant and fp32 taking turns per round on the same batches; CPU ms per query (process CPU time,
 onnxruntime's pool included) and wall ms per batch, median over rounds; `--threads` intra-op
 threads (1: what each of the 2 default server processes gets on this 2-core host).
-Writes benchmarks/results/int8_query_variants.{json,md}.
+Writes benchmarks/results/int8_query_variants{--name}.{json,md}, with the CPU's int8 flags.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import platform
 import random
 import statistics
 import subprocess
@@ -33,6 +38,12 @@ import numpy as np
 from benchmarks.embed.question_sets import SETS
 from benchmarks.embed.question_sets import questions as labelled_questions
 from benchmarks.ghz.faq_index import DEFAULT_CACHE
+from core.embed.int8_weights import (
+    EXACT_SIGNED_FLAGS,
+    WeightSign,
+    cpu_flags,
+    exact_weight_sign,
+)
 from core.embed.model_runtime import ModelRuntime
 from core.embed.onnx_build import cache_root, load_onnx_embedder, variant_dir
 from core.embed.onnx_embedder import OnnxEmbedder, OnnxModelSpec
@@ -100,6 +111,14 @@ VARIANTS: dict[str, tuple[Picker, dict[str, Any]]] = {
         lambda n, s: True,
         {"per_token": True, "weight_bits": 7},
     ),
+    "per-token: all weight MatMuls, signed weights": (
+        lambda n, s: True,
+        {"per_token": True, "sign": WeightSign.SIGNED},
+    ),
+    "per-token: all weight MatMuls, unsigned weights": (
+        lambda n, s: True,
+        {"per_token": True, "sign": WeightSign.UNSIGNED},
+    ),
     "per-token: all but ffn-out": (lambda n, s: not _down(n, s), {"per_token": True}),
     "per-token: q/k/v + ffn-in": (_current, {"per_token": True}),
 }
@@ -125,7 +144,13 @@ def quantize(source: Path, target: Path, pick: Picker, options: dict[str, Any]) 
     matmuls = weight_matmuls(onnx.load(str(source)))
     chosen = [name for name, shape in matmuls.items() if pick(name, shape)]
     if options.get("per_token") and not target.exists():
-        quantize_per_token(source, target, pick, weight_bits=options.get("weight_bits", 8))
+        quantize_per_token(
+            source,
+            target,
+            pick,
+            weight_bits=options.get("weight_bits", 8),
+            sign=options.get("sign"),
+        )
     elif not target.exists():
         quantize_dynamic(
             str(source),
@@ -181,6 +206,7 @@ def main() -> None:
         help="quantised variants (default: %(default)s)",
     )
     parser.add_argument("--sets", default=",".join(SETS))
+    parser.add_argument("--name", default="", help="suffix of the result files (--name=-avx2)")
     parser.add_argument("--variants", default="", help="names, '|'-separated (default: all)")
     args = parser.parse_args()
     model_dir = Path(default_model_path())
@@ -197,7 +223,8 @@ def main() -> None:
     quantised: dict[str, int] = {"fp32": 0}
     for name in names:
         pick, options = VARIANTS[name]
-        target = args.work_dir / f"{source_dir.name}-v{list(VARIANTS).index(name)}.onnx"
+        slug = hashlib.sha256(name.encode()).hexdigest()[:12]  # files never shift with the list
+        target = args.work_dir / f"{source_dir.name}-{slug}.onnx"
         quantised[name] = quantize(source_dir / "model.onnx", target, pick, options)
         embedders[name] = OnnxEmbedder(
             target,
@@ -247,17 +274,19 @@ def main() -> None:
         "threads": args.threads,
         "uptime_before": before,
         "uptime_after": after,
+        "cpu_int8_flags": sorted(cpu_flags() & (EXACT_SIGNED_FLAGS | {"avx2", "avx512f"})),
+        "exact_weight_sign": exact_weight_sign().value,
     }
-    _write(meta, rows)
+    _write(meta, rows, args.name)
 
 
 def _uptime() -> str:
     return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
-def _write(meta: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+def _write(meta: dict[str, Any], rows: list[dict[str, Any]], name: str) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "int8_query_variants.json").write_text(
+    (RESULTS / f"int8_query_variants{name}.json").write_text(
         json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n"
     )
     fp32 = rows[0]
@@ -271,6 +300,9 @@ def _write(meta: dict[str, Any], rows: list[dict[str, Any]]) -> None:
         f"(6 layers x q, k, v, attention out, ffn in, ffn out); int8 weights per output channel "
         f"unless said; activations uint8 per call.",
         f"Load before: `{meta['uptime_before']}`; after: `{meta['uptime_after']}`.",
+        f"CPU: {platform.processor() or platform.machine()}, int8 flags "
+        f"{', '.join(meta['cpu_int8_flags']) or 'none'}: per-token weights without a stated "
+        f"sign are {meta['exact_weight_sign']} here (core.embed.int8_weights).",
         "",
         "| variant | int8 MatMuls | cosine mean (alone / batched) | cosine min (alone / batched) "
         "| 1st pct | CPU ms/q b1 / b4 / b8 | vs fp32 b1 / b4 / b8 | wall ms/batch b1 / b4 / b8 |",
@@ -286,7 +318,7 @@ def _write(meta: dict[str, Any], rows: list[dict[str, Any]]) -> None:
             f"{r['cosine_min_batched']:.4f} | {r['cosine_p1']:.4f} | {cpu} | {ratio} | {wall} |"
         )
     text = "\n".join(lines) + "\n"
-    (RESULTS / "int8_query_variants.md").write_text(text)
+    (RESULTS / f"int8_query_variants{name}.md").write_text(text)
     print(text)
 
 

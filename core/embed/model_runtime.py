@@ -7,9 +7,10 @@ from enum import Enum
 
 class ModelRuntime(str, Enum):
     """`auto` (the default): on a CPU, queries by `onnx-int8` (the export with every weight
-    MatMul per-token int8: about half fp32's CPU per query, a question's vector the same in any
-    batch, retrieval within 0.005 MRR@10 of fp32 queries on every labelled set:
-    benchmarks/results/int8_queries.md), falling back to `onnx` queries, then torch; documents by
+    MatMul per-token int8: about half fp32's CPU per query with VNNI and 0.7x without, a
+    question's vector the same in any batch, retrieval within 0.005 MRR@10 of fp32 queries on
+    every labelled set, its weights signed or unsigned as the CPU multiplies them exactly:
+    core.embed.int8_weights, benchmarks/results/int8_queries.md), falling back to `onnx` queries, then torch; documents by
     the fp32 `onnx` export in a session with a thread per available core (the same vectors as
     torch to float noise), recorded under torch's model name; torch when the export is refused or
     onnxruntime is missing; on CUDA, `torch`. `auto-fp32`: the same with fp32 `onnx` queries (the

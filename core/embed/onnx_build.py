@@ -3,7 +3,9 @@
 `load_onnx_embedder(model_dir, cache_root, runtime)` returns an `OnnxEmbedder` for `onnx` (fp32)
 or `onnx-int8`, building it on first use under `cache_root/<model>-<fingerprint>/`:
 
-- `model.onnx` (the exported encoder), `model.int8.onnx` (quantised from it), `tokenizer/` (the
+- `model.onnx` (the exported encoder), `model.int8.onnx` or `model.int8-u8.onnx` (quantised from
+  it with signed or unsigned int8 weights, whichever this CPU multiplies exactly:
+  core.embed.int8_weights; both may sit side by side in a shared cache), `tokenizer/` (the
   model's own tokenizer, saved from the loaded model, with what lets `tokenizers` alone load it
   when it tokenizes the same: core.embed.saved_tokenizer) and `manifest.json` (each file's
   SHA-256, the runtime spec, how the tokenizer loads, and each variant's verification verdict),
@@ -34,6 +36,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from core.embed.int8_weights import WeightSign, exact_weight_sign
 from core.embed.model_runtime import ModelRuntime
 from core.embed.onnx_embedder import OnnxEmbedder, OnnxModelSpec, import_onnxruntime
 from core.embed.onnx_verification import (
@@ -51,6 +54,8 @@ RECIPE = "groundwire-onnx-3"  # bump when the export, quantisation or tokenizer 
 MANIFEST = "manifest.json"
 TOKENIZER_DIR = "tokenizer"
 VARIANT_FILES = {ModelRuntime.ONNX: "model.onnx", ModelRuntime.ONNX_INT8: "model.int8.onnx"}
+"""The file of each runtime (int8: with signed weights; `variant_file` names the unsigned one)."""
+UNSIGNED_SUFFIX = "-u8"
 
 __all__ = [
     "MIN_COSINE",
@@ -59,7 +64,31 @@ __all__ = [
     "load_onnx_embedder",
     "model_fingerprint",
     "variant_dir",
+    "variant_file",
+    "variant_key",
 ]
+
+
+def _sign_of(runtime: ModelRuntime, sign: WeightSign | None) -> WeightSign | None:
+    """The weight sign an int8 build uses (`sign`, else this CPU's exact one); None for fp32."""
+    if runtime is not ModelRuntime.ONNX_INT8:
+        return None
+    return sign or exact_weight_sign()
+
+
+def variant_file(runtime: ModelRuntime, sign: WeightSign | None = None) -> str:
+    """The file name of `runtime`'s build (int8: with `sign` weights, default this CPU's)."""
+    name = VARIANT_FILES[runtime]
+    if _sign_of(runtime, sign) is WeightSign.UNSIGNED:
+        return name.replace(".onnx", f"{UNSIGNED_SUFFIX}.onnx")
+    return name
+
+
+def variant_key(runtime: ModelRuntime, sign: WeightSign | None = None) -> str:
+    """The manifest entry of `runtime`'s build: the runtime's name, `-u8` added for unsigned
+    int8 weights (signed int8 builds keep the name they had before unsigned ones existed)."""
+    suffix = UNSIGNED_SUFFIX if _sign_of(runtime, sign) is WeightSign.UNSIGNED else ""
+    return runtime.value + suffix
 
 
 def cache_root(configured: str = "") -> Path:
@@ -98,37 +127,51 @@ def load_onnx_embedder(
     *,
     batch_size: int = 32,
     threads: int = 0,
+    sign: WeightSign | None = None,
 ) -> OnnxEmbedder:
     """An `OnnxEmbedder` for `runtime` (onnx or onnx-int8) of the model in `model_dir`, built
     and verified under `cache_root` on first use, reused afterwards. Raises `OnnxRefused` when
-    the variant fails verification (now or when it was built), RuntimeError without onnxruntime."""
+    the variant fails verification (now or when it was built), RuntimeError without onnxruntime.
+    `sign`: int8 weights signed or unsigned (default: the ones this CPU multiplies exactly)."""
     if not runtime.is_onnx:
         raise ValueError(f"{runtime.value} is not an ONNX runtime")
     import_onnxruntime()  # fail first, naming the pip command, when it is missing
+    sign = _sign_of(runtime, sign)
+    key = variant_key(runtime, sign)
     directory = variant_dir(model_dir, cache_root)
     directory.mkdir(parents=True, exist_ok=True)
     with _build_lock(directory):
         manifest = _read_manifest(directory)
-        entry = manifest.get("variants", {}).get(runtime.value)
+        entry = manifest.get("variants", {}).get(key)
         if entry is not None and _intact(directory, entry):
             if not entry["verified"]:
                 raise OnnxRefused(entry["reason"])
-            logger.info("embedding runtime %s: reusing %s", runtime.value, directory)
-            return _embedder(directory, manifest, runtime, str(model_dir), batch_size, threads)
+            logger.info("embedding runtime %s: reusing %s (%s)", runtime.value, directory, key)
+            return _embedder(
+                directory, manifest, runtime, str(model_dir), batch_size, threads, sign
+            )
         if entry is not None:
             logger.warning("%s: %s is missing or corrupt; rebuilding", directory, entry["file"])
-        return _build(model_dir, directory, runtime, batch_size, threads)
+        return _build(model_dir, directory, runtime, batch_size, threads, sign)
 
 
 def _build(
-    model_dir: Path, directory: Path, runtime: ModelRuntime, batch_size: int, threads: int
+    model_dir: Path,
+    directory: Path,
+    runtime: ModelRuntime,
+    batch_size: int,
+    threads: int,
+    sign: WeightSign | None,
 ) -> OnnxEmbedder:
     from sentence_transformers import SentenceTransformer
 
     from core.embed.cuda_graph_encoder import unsupported_reason
     from core.embed.onnx_export import export_encoder, quantize_int8
 
-    logger.info("embedding runtime %s: building from %s in %s", runtime.value, model_dir, directory)
+    key = variant_key(runtime, sign)
+    logger.info(
+        "embedding runtime %s: building %s from %s in %s", runtime.value, key, model_dir, directory
+    )
     model = SentenceTransformer(str(model_dir), device="cpu", local_files_only=True).float().eval()
     reason = unsupported_reason(model)
     if reason is None and _document_prompt(model) and not getattr(model[1], "include_prompt", True):
@@ -144,8 +187,9 @@ def _build(
     loads_with = _save_tokenizer(model.tokenizer, directory / TOKENIZER_DIR, spec)
     notes = ""
     if runtime is ModelRuntime.ONNX_INT8:
-        quantised = quantize_int8(fp32, directory / VARIANT_FILES[runtime])
-        notes = f"{len(quantised)} weight MatMuls per-token int8"
+        assert sign is not None
+        quantised = quantize_int8(fp32, directory / variant_file(runtime, sign), sign)
+        notes = f"{len(quantised)} weight MatMuls per-token int8, {sign.value} weights"
     manifest.update(
         {
             "recipe": RECIPE,
@@ -154,10 +198,10 @@ def _build(
             "tokenizer": loads_with,
         }
     )
-    embedder = _embedder(directory, manifest, runtime, str(model_dir), batch_size, threads)
+    embedder = _embedder(directory, manifest, runtime, str(model_dir), batch_size, threads, sign)
     result = verify_against_torch(model, embedder)
-    name = VARIANT_FILES[runtime]
-    manifest.setdefault("variants", {})[runtime.value] = {
+    name = variant_file(runtime, sign)
+    manifest.setdefault("variants", {})[key] = {
         "file": name,
         "sha256": _file_sha256(directory / name),
         "verified": result.passed,
@@ -204,9 +248,10 @@ def _embedder(
     model_name: str,
     batch_size: int,
     threads: int,
+    sign: WeightSign | None,
 ) -> OnnxEmbedder:
     return OnnxEmbedder(
-        directory / VARIANT_FILES[runtime],
+        directory / variant_file(runtime, sign),
         load_tokenizer(directory / TOKENIZER_DIR),
         OnnxModelSpec(**manifest["spec"]),
         model_name=model_name,

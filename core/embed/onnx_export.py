@@ -5,7 +5,8 @@ tokenizer makes them, `token_type_ids` -> `last_hidden_state`) with `torch.onnx.
 TorchScript exporter, batch and sequence axes dynamic; pooling and normalisation stay outside the
 graph (NumPy, in core.embed.onnx_embedder). `quantize_int8` rewrites every weight MatMul to
 per-token int8 (core.embed.per_token_int8: a scale per token row, int8 weights per output
-column), so a text's vector does not depend on the batch it is embedded in. On all-MiniLM-L6-v2
+column, signed or unsigned as the CPU computes them exactly: core.embed.int8_weights), so a
+text's vector does not depend on the batch it is embedded in. On all-MiniLM-L6-v2
 against torch it reaches cosine 0.9960 on the worst verification text (onnxruntime's dynamic
 quantisation, one activation scale per call, reached 0.9956 with the feed-forward output and
 attention output projections left in fp32, and 0.987 with every MatMul quantised); on 543 real
@@ -23,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import torch
+
+from core.embed.int8_weights import WeightSign
 
 EXPORT_OPSET = 17
 _TRACE_TEXTS = ("short", "a longer sample text, so that the first one is padded")
@@ -51,13 +54,14 @@ def export_encoder(model: Any, target: Path) -> None:
         )
 
 
-def quantize_int8(source: Path, target: Path) -> list[str]:
+def quantize_int8(source: Path, target: Path, sign: WeightSign) -> list[str]:
     """Write a copy of `source` whose weight MatMuls run per-token int8 (core.embed.per_token_int8)
-    to `target`; returns the names of the MatMuls it quantised (every one with a 2-D weight)."""
+    with `sign` weights to `target`; returns the names of the MatMuls it quantised (every one with
+    a 2-D weight)."""
     from core.embed.per_token_int8 import quantize_per_token
 
     with _written_atomically(target) as temporary:
-        return quantize_per_token(source, temporary)
+        return quantize_per_token(source, temporary, sign=sign)
 
 
 class _Encoder(torch.nn.Module):

@@ -9,6 +9,10 @@ instead:
     x_q = round(x / s) + 128 (uint8, zero point 128)      W_q = round(W / w_s) (int8)
     y = MatMulInteger(x_q, W_q, 128) * s * w_s
 
+With `WeightSign.UNSIGNED` the weights are stored as W_q + 128 (uint8, zero point 128): the same
+integers, multiplied by onnxruntime's u8 x u8 kernels, which are exact on every CPU, where its u8
+x s8 kernels saturate on x86 processors without VNNI (core.embed.int8_weights).
+
 A token's result depends only on that token's activations, so a vector is the same alone and in
 any batch (the int32 products are exact); the scales are finer than one per call, so the error is
 smaller at the same int8 cost. `MatMulInteger` (u8 x s8, onnxruntime's fastest CPU path) takes one
@@ -25,6 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from core.embed.int8_weights import WeightSign, exact_weight_sign
+
 Picker = Callable[[str, tuple[int, ...]], bool]
 """(MatMul node name, weight shape) -> quantise it?"""
 
@@ -32,25 +38,38 @@ _SCALE_FLOOR = 1e-12  # a row of zeros keeps a finite scale (its values quantise
 
 
 def quantize_per_token(
-    source: Path, target: Path, pick: Picker | None = None, *, weight_bits: int = 8
+    source: Path,
+    target: Path,
+    pick: Picker | None = None,
+    *,
+    weight_bits: int = 8,
+    sign: WeightSign | None = None,
 ) -> list[str]:
     """Write a copy of the ONNX model `source` to `target` whose weight MatMuls (those `pick`
     accepts; every one by default) run per-token int8; returns the names of the rewritten nodes
     (a benchmark's variants; the server's build is core.embed.onnx_export.quantize_int8).
     `weight_bits` 7 keeps weights within +-63, which rules out the int16 saturation of AVX2's
-    u8 x s8 multiply-add on processors without VNNI (at some cost in weight precision)."""
+    u8 x s8 multiply-add on processors without VNNI (at some cost in weight precision);
+    `sign` UNSIGNED rules it out without that cost (see the module docstring); None: the sign
+    this CPU multiplies exactly (`exact_weight_sign`)."""
     import onnx
 
     graph_model = onnx.load(str(source))
-    rewritten = rewrite(graph_model, pick, weight_bits)
+    rewritten = rewrite(graph_model, pick, weight_bits, sign)
     onnx.save(graph_model, str(target))
     return rewritten
 
 
-def rewrite(graph_model: Any, pick: Picker | None = None, weight_bits: int = 8) -> list[str]:
+def rewrite(
+    graph_model: Any,
+    pick: Picker | None = None,
+    weight_bits: int = 8,
+    sign: WeightSign | None = None,
+) -> list[str]:
     """Rewrite `graph_model` (an onnx ModelProto) in place; see `quantize_per_token`."""
     from onnx import TensorProto, helper, numpy_helper
 
+    unsigned = (sign or exact_weight_sign()) is WeightSign.UNSIGNED
     graph = graph_model.graph
     weights = {init.name: init for init in graph.initializer}
     opset = next(o.version for o in graph_model.opset_import if o.domain in ("", "ai.onnx"))
@@ -77,13 +96,16 @@ def rewrite(graph_model: Any, pick: Picker | None = None, weight_bits: int = 8) 
         base = f"pt8/{node.name or node.output[0]}"
         matrix = numpy_helper.to_array(weight).astype(np.float32)
         column_scale = np.maximum(np.abs(matrix).max(axis=0), _SCALE_FLOOR) / limit
-        quantised = np.clip(np.round(matrix / column_scale), -limit, limit).astype(np.int8)
-        constants[f"{base}/weight"] = quantised
+        quantised = np.clip(np.round(matrix / column_scale), -limit, limit)
+        constants[f"{base}/weight"] = (
+            (quantised + 128.0).astype(np.uint8) if unsigned else quantised.astype(np.int8)
+        )
         constants[f"{base}/weight_scale"] = column_scale.astype(np.float32)
         nodes += [
             helper.make_node(
                 "MatMulInteger",
-                [values, f"{base}/weight", "pt8/zero_point"],
+                [values, f"{base}/weight", "pt8/zero_point"]
+                + (["pt8/zero_point"] if unsigned else []),
                 [f"{base}/int32"],
                 name=f"{base}/MatMulInteger",
             ),

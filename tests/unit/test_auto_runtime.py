@@ -23,7 +23,13 @@ from core.catalog.model_check import ModelCheck
 from core.embed.embedder_factory import build_embedder
 from core.embed.lazy_embedder import LazyEmbedder, without_loading
 from core.embed.model_runtime import ModelRuntime
-from core.embed.onnx_build import MIN_COSINE, cache_root, load_onnx_embedder, variant_dir
+from core.embed.onnx_build import (
+    MIN_COSINE,
+    cache_root,
+    load_onnx_embedder,
+    variant_dir,
+    variant_key,
+)
 from core.embed.onnx_embedder import OnnxEmbedder
 from core.embed.sentence_transformer_embedder import (
     SentenceTransformerEmbedder,
@@ -56,7 +62,7 @@ def _cache_refusing(tmp_path: Path, variant: ModelRuntime, reason: str) -> Path:
     shutil.copytree(built, root / built.name, ignore=shutil.ignore_patterns(".lock"))
     manifest_path = root / built.name / "manifest.json"
     manifest = json.loads(manifest_path.read_text())
-    manifest["variants"][variant.value].update(verified=False, reason=reason)
+    manifest["variants"][variant_key(variant)].update(verified=False, reason=reason)
     manifest_path.write_text(json.dumps(manifest))
     return root
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from core.embed.int8_weights import WeightSign, exact_weight_sign
 from core.embed.model_runtime import ModelRuntime
 from core.embed.onnx_build import cache_root, load_onnx_embedder
 from core.embed.onnx_embedder import session_options
@@ -92,6 +93,48 @@ def test_a_row_does_not_depend_on_its_batch(files: dict[str, Path]) -> None:
     exact = _run(files["fp32"], alone)[0]
     assert np.abs(dynamic_beside - exact).max() > 5 * np.abs(by_itself - exact).max()
     assert not np.array_equal(dynamic_alone, dynamic_beside)
+
+
+def _exact_per_token(x: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """The rewrite's arithmetic in NumPy with exact integer products (float32 scales as the graph
+    computes them, round half to even like ONNX Round)."""
+    scale = np.maximum(np.abs(x).max(axis=-1, keepdims=True) * np.float32(1 / 127), 1e-12)
+    values = np.round(x / scale).astype(np.int64)
+    column = np.maximum(np.abs(weight).max(axis=0), 1e-12) / np.float32(127)
+    integers = np.clip(np.round(weight / column), -127, 127).astype(np.int64)
+    products = (values @ integers).astype(np.float32)
+    return (products * scale * column.astype(np.float32)).astype(np.float32)
+
+
+def _saturating(tmp_path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A MatMul whose byte products overflow a 16-bit pair sum (AVX2's u8 x s8 multiply-add):
+    activations near their row maximum (about 128 + 127 once shifted) times weights near their
+    column maximum (127); the fp32 graph, its input and the exact per-token result."""
+    rng = np.random.default_rng(5)
+    weight = rng.uniform(0.9, 1.0, (K, N)).astype(np.float32)
+    weight[:, ::2] *= -1  # both signs, every column saturated one way
+    x = rng.uniform(0.85, 1.0, (2, 3, K)).astype(np.float32)
+    _graph(tmp_path / "fp32.onnx", weight, np.zeros(N, np.float32))
+    return weight, x, _exact_per_token(x, weight)
+
+
+def test_unsigned_weights_give_the_exact_integer_products_on_any_cpu(tmp_path: Path) -> None:
+    _, x, exact = _saturating(tmp_path)
+    quantize_per_token(tmp_path / "fp32.onnx", tmp_path / "u8.onnx", sign=WeightSign.UNSIGNED)
+    model = onnx.load(str(tmp_path / "u8.onnx"))
+    weights = [i for i in model.graph.initializer if i.name.endswith("/weight")]
+    assert [w.data_type for w in weights] == [onnx.TensorProto.UINT8]
+    np.testing.assert_allclose(_run(tmp_path / "u8.onnx", x), exact, rtol=1e-5, atol=1e-3)
+
+
+def test_the_sign_chosen_for_this_cpu_is_exact_here(tmp_path: Path) -> None:
+    """Signed weights where VNNI sums byte products in 32 bits, unsigned elsewhere: whichever
+    this host gets must reproduce the exact products (signed weights on an AVX2-only CPU clip
+    these by up to half)."""
+    _, x, exact = _saturating(tmp_path)
+    chosen = exact_weight_sign()
+    quantize_per_token(tmp_path / "fp32.onnx", tmp_path / "chosen.onnx", sign=chosen)
+    np.testing.assert_allclose(_run(tmp_path / "chosen.onnx", x), exact, rtol=1e-5, atol=1e-3)
 
 
 def test_opset_18_takes_the_reduction_axes_as_an_input(tmp_path: Path) -> None:
