@@ -69,8 +69,9 @@ def test_retrieve_traffic_moves_request_stage_cache_and_batch_series(
         )
     assert all(r.hits for r in replies)
     stub.Retrieve(rs.RetrieveRequest(query=queries[0]), timeout=60)  # a retrieval cache hit
-    with pytest.raises(grpc.RpcError):
+    with pytest.raises(grpc.RpcError) as refused:
         stub.Retrieve(rs.RetrieveRequest(query="x", collection="nowhere"), timeout=30)
+    assert refused.value.code() is grpc.StatusCode.NOT_FOUND, refused.value
     _, after = scrape(server)
 
     ok = {**RETRIEVE, "grpc_type": "unary", "grpc_code": "OK"}
