@@ -7,8 +7,8 @@ first: per-token activations sit around the 128 zero point, so two products of ~
 reach the 32,767 limit and outlier weights are clipped. Measured on a Zen 3 host
 (benchmarks/results/int8_queries.md, "Without VNNI"): per-token int8 with signed weights reached
 mean cosine 0.99696 to fp32 on 1,043 real questions (0.99768 on a VNNI host, same recipe), and
-retrieval fell 0.0075 / 0.0094 MRR@10 below fp32 queries on python-faq / r-faq, outside the 0.005
-bar.
+retrieval fell below fp32 queries by 0.0075 / 0.0099 MRR@10 (default / dense) on python-faq and
+0.0051 / 0.0037 on r-faq, outside the 0.005 bar.
 
 u8 x u8 runs on multiply-adds that widen to 16 bits before they add, so it never saturates:
 unsigned weights (the int8 values shifted by 128, zero point 128) give the exact products on this
