@@ -12,6 +12,9 @@ quantises activations per call, so a vector moves with its batch); mean, min and
 percentile. The per-token variants without a stated sign store their weights as this CPU multiplies
 them exactly (core.embed.int8_weights: signed with VNNI, unsigned without); the "signed weights"
 and "unsigned weights" variants force one, so a host without VNNI shows what saturation costs.
+The "explicit ops" and "fused ops" variants spell the same per-token arithmetic in elementwise
+operators or in per-axis Quantize/DequantizeLinear (core.embed.per_token_int8.QuantOps): their
+vectors are identical, so they differ in speed only.
 Speed: random batches of 1, 4 and 8 questions (the server's micro-batches), every
 variant and fp32 taking turns per round on the same batches; CPU ms per query (process CPU time,
 onnxruntime's pool included) and wall ms per batch, median over rounds; `--threads` intra-op
@@ -47,7 +50,7 @@ from core.embed.int8_weights import (
 from core.embed.model_runtime import ModelRuntime
 from core.embed.onnx_build import cache_root, load_onnx_embedder, variant_dir
 from core.embed.onnx_embedder import OnnxEmbedder, OnnxModelSpec
-from core.embed.per_token_int8 import Picker, quantize_per_token
+from core.embed.per_token_int8 import Picker, QuantOps, quantize_per_token
 from core.embed.saved_tokenizer import load_tokenizer
 from core.embed.sentence_transformer_embedder import default_model_path
 
@@ -119,6 +122,14 @@ VARIANTS: dict[str, tuple[Picker, dict[str, Any]]] = {
         lambda n, s: True,
         {"per_token": True, "sign": WeightSign.UNSIGNED},
     ),
+    "per-token: all weight MatMuls, explicit ops": (
+        lambda n, s: True,
+        {"per_token": True, "ops": QuantOps.EXPLICIT},
+    ),
+    "per-token: all weight MatMuls, fused ops": (
+        lambda n, s: True,
+        {"per_token": True, "ops": QuantOps.FUSED},
+    ),
     "per-token: all but ffn-out": (lambda n, s: not _down(n, s), {"per_token": True}),
     "per-token: q/k/v + ffn-in": (_current, {"per_token": True}),
 }
@@ -150,6 +161,7 @@ def quantize(source: Path, target: Path, pick: Picker, options: dict[str, Any]) 
             pick,
             weight_bits=options.get("weight_bits", 8),
             sign=options.get("sign"),
+            ops=options.get("ops"),
         )
     elif not target.exists():
         quantize_dynamic(

@@ -10,9 +10,10 @@ import pytest
 
 from core.embed.int8_weights import WeightSign, exact_weight_sign
 from core.embed.model_runtime import ModelRuntime
-from core.embed.onnx_build import cache_root, load_onnx_embedder
-from core.embed.onnx_embedder import session_options
-from core.embed.per_token_int8 import quantize_per_token, rewrite
+from core.embed.onnx_build import cache_root, load_onnx_embedder, variant_dir, variant_file
+from core.embed.onnx_embedder import OnnxEmbedder, OnnxModelSpec, session_options
+from core.embed.per_token_int8 import QuantOps, quantize_per_token, rewrite
+from core.embed.saved_tokenizer import load_tokenizer
 from core.embed.sentence_transformer_embedder import default_model_path
 
 onnx = pytest.importorskip("onnx")
@@ -179,3 +180,74 @@ def test_the_int8_model_embeds_a_query_the_same_alone_and_in_any_batch() -> None
     assert (alone * reordered).sum(axis=1).min() > 0.99999
     cosine_to_fp32 = (alone * fp32.embed_queries(questions)).sum(axis=1)
     assert 0.99 < cosine_to_fp32.min() < 0.99999, cosine_to_fp32  # int8, close to fp32
+
+
+@pytest.mark.parametrize("sign", list(WeightSign))
+def test_fused_operators_give_the_explicit_formula_bit_for_bit(
+    tmp_path: Path, sign: WeightSign
+) -> None:
+    """The per-axis Quantize/DequantizeLinear spelling against the elementwise reference: the
+    same bits for every row, of a 3-D batch and of one text, and the graph's shapes kept."""
+    rng = np.random.default_rng(13)
+    weight = rng.normal(0, 0.05, (K, N)).astype(np.float32)
+    _graph(tmp_path / "fp32.onnx", weight, rng.normal(0, 0.1, N).astype(np.float32))
+    for ops in QuantOps:
+        quantize_per_token(
+            tmp_path / "fp32.onnx", tmp_path / f"{ops.value}.onnx", sign=sign, ops=ops
+        )
+    types = [n.op_type for n in onnx.load(str(tmp_path / "fused.onnx")).graph.node]
+    assert "QuantizeLinear" in types and "DequantizeLinear" in types and "Div" not in types
+    alone, batch = _batches()
+    zeros = np.zeros((1, 3, K), np.float32)  # a row of zeros: the scale floor, no NaN
+    for x in (alone, batch, zeros, rng.normal(0, 3, (3, 7, K)).astype(np.float32)):
+        explicit, fused = _run(tmp_path / "explicit.onnx", x), _run(tmp_path / "fused.onnx", x)
+        assert fused.shape == explicit.shape == (*x.shape[:-1], N)
+        np.testing.assert_array_equal(fused, explicit)
+        assert np.isfinite(fused).all()
+
+
+def test_fused_operators_need_opset_15_and_the_default_falls_back(tmp_path: Path) -> None:
+    rng = np.random.default_rng(17)
+    weight = rng.normal(0, 0.05, (K, N)).astype(np.float32)
+    _graph(tmp_path / "fp32.onnx", weight, np.zeros(N, np.float32), opset=13)
+    with pytest.raises(ValueError, match="opset 15 or later.*QuantOps.EXPLICIT"):
+        quantize_per_token(tmp_path / "fp32.onnx", tmp_path / "f.onnx", ops=QuantOps.FUSED)
+    assert quantize_per_token(tmp_path / "fp32.onnx", tmp_path / "d.onnx") == ["dense/MatMul"]
+    types = [n.op_type for n in onnx.load(str(tmp_path / "d.onnx")).graph.node]
+    assert "QuantizeLinear" not in types and "Div" in types  # the explicit spelling
+    alone, batch = _batches()
+    exact = _run(tmp_path / "fp32.onnx", batch)
+    error = np.abs(_run(tmp_path / "d.onnx", batch) - exact).max() / np.abs(exact).max()
+    assert error < 0.02
+
+
+def test_the_served_int8_build_is_fused_and_embeds_as_the_explicit_formula(
+    tmp_path: Path,
+) -> None:
+    """The real model: the build `model.runtime = "onnx-int8"` serves uses the fused operators,
+    and its vectors are bit for bit those of the elementwise spelling of the same export."""
+    model_dir = Path(default_model_path())
+    served = load_onnx_embedder(model_dir, cache_root(), ModelRuntime.ONNX_INT8, threads=1)
+    directory = variant_dir(model_dir, cache_root())
+    served_file = directory / variant_file(ModelRuntime.ONNX_INT8)
+    assert "QuantizeLinear" in {n.op_type for n in onnx.load(str(served_file)).graph.node}
+    explicit_file = tmp_path / "explicit.onnx"
+    quantize_per_token(directory / "model.onnx", explicit_file, ops=QuantOps.EXPLICIT)
+    import json
+
+    spec = OnnxModelSpec(**json.loads((directory / "manifest.json").read_text())["spec"])
+    explicit = OnnxEmbedder(
+        explicit_file,
+        load_tokenizer(directory / "tokenizer"),
+        spec,
+        model_name=str(model_dir),
+        runtime=ModelRuntime.ONNX_INT8,
+        threads=1,
+    )
+    questions = ["How do I reverse a list?", "gil", "why is my program slow " * 20]
+    np.testing.assert_array_equal(
+        served.embed_queries(questions), explicit.embed_queries(questions)
+    )
+    np.testing.assert_array_equal(
+        served.embed_queries(questions[:1]), explicit.embed_queries(questions[:1])
+    )
