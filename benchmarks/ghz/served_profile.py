@@ -2,7 +2,7 @@
 
 Run from the repository root (the worktree's code on PYTHONPATH):
     python -m benchmarks.ghz.served_profile [--concurrency 8] [--duration 25] [--mode default]
-        [--data-dir DIR] [--label NAME]
+        [--data-dir DIR] [--label NAME] [--gil]
 
 Starts one server on the cached whole python-faq index (as benchmarks/ghz/runtimes.py: caches
 off, `server.processes` 1), warms it, then runs ghz Retrieve at `--concurrency` clients for
@@ -12,6 +12,12 @@ first bucket (`BUCKETS`, searched from the innermost frame outwards) that one of
 matches, so the buckets split the server's CPU per request (ms of CPU per completed call).
 Writes results/served_profile-<label>.{json,md}, with the 25 functions holding most samples
 inclusively.
+
+`--gil` samples only the thread holding the GIL (py-spy `--gil`) and splits the time the GIL was
+held per completed call instead of the CPU: the Python work that one process serialises, apart from
+the model's forward pass, the FAISS scans and the gRPC core, which run without it. On-CPU samples
+also count threads that are runnable but wait for a core or for the GIL, which inflate the thread
+pool and event loop buckets on a loaded host; GIL samples do not.
 """
 
 from __future__ import annotations
@@ -67,6 +73,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--rate", type=int, default=200, help="py-spy samples per second")
     parser.add_argument("--keep-raw", type=Path, help="copy py-spy's collapsed stacks here")
     parser.add_argument("--label", default="branch", help="results/served_profile-<label>.*")
+    parser.add_argument("--gil", action="store_true", help="sample the GIL holder only")
     return parser.parse_args()
 
 
@@ -128,7 +135,8 @@ def main() -> None:
             cpu_before, started = process_cpu_s(server.pid), time.monotonic()
             subprocess.run(
                 [str(PY_SPY), "record", "--pid", str(server.pid), "--nonblocking"]
-                + ["-r", str(args.rate), "-d", f"{args.duration:g}", "-f", "raw", "-o", str(raw)],
+                + ["-r", str(args.rate), "-d", f"{args.duration:g}", "-f", "raw", "-o", str(raw)]
+                + (["--gil"] if args.gil else []),
                 check=True,
                 capture_output=True,
             )
@@ -139,6 +147,8 @@ def main() -> None:
                 shutil.copy(raw, args.keep_raw)
     index = corpus.index
     cpu_ms_per_call = cpu_s / (rps * wall) * 1000.0
+    total = sum(count for _, count in samples)
+    gil_ms_per_call = total / args.rate / (rps * wall) * 1000.0  # one GIL holder at a time
     record = {
         "label": args.label,
         "mode": args.mode,
@@ -147,9 +157,11 @@ def main() -> None:
         "ghz_rps": round(rps, 1),
         "server_cores_busy": round(cpu_s / wall, 2),
         "server_cpu_ms_per_call": round(cpu_ms_per_call, 2),
+        "sampled": "gil" if args.gil else "cpu",
+        "gil_ms_per_call": round(gil_ms_per_call, 2) if args.gil else None,
         "uptime_before": load_before,
         "uptime_after": uptime(),
-        **split(samples, cpu_ms_per_call),
+        **split(samples, gil_ms_per_call if args.gil else cpu_ms_per_call),
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
     out = RESULTS / f"served_profile-{args.label}"
@@ -159,20 +171,27 @@ def main() -> None:
 
 
 def markdown(record: dict[str, Any]) -> str:
+    unit = "ms GIL / call" if record.get("sampled") == "gil" else "ms CPU / call"
+    held = (
+        f" GIL held **{record['gil_ms_per_call']} ms per call** (py-spy `--gil`: the holder only)."
+        if record.get("sampled") == "gil"
+        else ""
+    )
     lines = [
         f"# Served Retrieve {record['mode']} at {record['concurrency']} clients: {record['label']}",
         "",
         f"{record['ghz_rps']} calls/s, server {record['server_cores_busy']} cores busy, "
         f"**{record['server_cpu_ms_per_call']} ms CPU per call**; {record['samples']} py-spy "
-        f"samples. Load before: `{record['uptime_before']}`, after: `{record['uptime_after']}`.",
+        f"samples.{held} Load before: `{record['uptime_before']}`, after: "
+        f"`{record['uptime_after']}`.",
         "",
-        "| bucket | share | ms CPU / call |",
+        f"| bucket | share | {unit} |",
         "|---|---:|---:|",
         *(f"| {b['name']} | {b['share']:.1%} | {b['ms_per_call']} |" for b in record["buckets"]),
         "",
         "Top functions (inclusive):",
         "",
-        "| function | share | ms CPU / call |",
+        f"| function | share | {unit} |",
         "|---|---:|---:|",
         *(
             f"| `{b['name']}` | {b['share']:.1%} | {b['ms_per_call']} |"
