@@ -44,10 +44,13 @@ class ServeSubprocess:
         env: Mapping[str, str] | None = None,
         timeout_s: float = 180,
         credentials: grpc.ChannelCredentials | None = None,
+        cwd: Path | None = None,
     ) -> ServeSubprocess:
         """Spawn the server on a free port and return once it is SERVING (or raise, leaving no child).
 
         `credentials`: the TLS credentials the health check needs when the server uses TLS.
+        `cwd`: its working directory (default ours); `python -m server` imports the `server` and
+        `core` found there before any on PYTHONPATH.
         """
         started = time.monotonic()
         with log.open("w") as handle:
@@ -57,6 +60,7 @@ class ServeSubprocess:
                 stdout=handle,
                 stderr=subprocess.STDOUT,
                 env={**os.environ, **SERVER_ENV, **(env or {})},
+                cwd=cwd,
             )
         server = cls(process, log)
         try:

@@ -50,6 +50,15 @@ class Variant:
     label: str
     env: dict[str, str]
 
+    @property
+    def cwd(self) -> Path | None:
+        """Where its index build and server run: the first PYTHONPATH entry when it sets one (a
+        `-m` module is found in the working directory before PYTHONPATH, so a variant started
+        from this checkout would import this checkout's code whatever PYTHONPATH says), else the
+        current directory."""
+        first = self.env.get("PYTHONPATH", "").split(os.pathsep)[0]
+        return Path(first) if first else None
+
 
 def parse_variant(text: str) -> Variant:
     """`torch` -> model.runtime torch; `label:KEY=V+KEY=V` -> those variables."""
@@ -88,10 +97,27 @@ def variant_index(
     command = [sys.executable, "-m", "benchmarks.ghz.faq_index", "--dataset", str(dataset)]
     command += ["--data-dir", str(cache)] + (["--quick"] if quick else [])
     env = {**os.environ, **variant.env}
-    output = subprocess.run(command, env=env, check=True, capture_output=True, text=True).stdout
+    output = subprocess.run(
+        command, env=env, cwd=variant.cwd, check=True, capture_output=True, text=True
+    ).stdout
     record: dict[str, Any] = json.loads(output[output.index("{") :])
     print(f"{variant.label}: index {record['data_dir']}", file=sys.stderr)
     return Path(record["data_dir"]), record
+
+
+def variant_code(variant: Variant) -> str:
+    """The directory the variant's server imports `core` and `server` from (recorded, so a
+    comparison of two checkouts shows it compared two)."""
+    probe = "import core, server, os; print(os.path.dirname(os.path.dirname(core.__file__)))"
+    env = {**os.environ, **variant.env}
+    return subprocess.run(
+        [sys.executable, "-c", probe],
+        env=env,
+        cwd=variant.cwd,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
 
 
 def main(args: argparse.Namespace | None = None) -> None:
@@ -107,6 +133,7 @@ def main(args: argparse.Namespace | None = None) -> None:
     )
     if tools.reports.exists():
         shutil.rmtree(tools.reports)
+    code = {v.label: variant_code(v) for v in variants}
     indexes = {v.label: variant_index(v, args.dataset, args.data_dir, args.quick) for v in variants}
     index = indexes[variants[0].label][1]
     questions = load_questions(args.dataset)
@@ -126,7 +153,9 @@ def main(args: argparse.Namespace | None = None) -> None:
                     **variant.env,
                 }
                 log = Path(tmp) / f"{variant.label}.log"
-                servers[variant.label] = ServeSubprocess.start(data_dir, log, env, 900)
+                servers[variant.label] = ServeSubprocess.start(
+                    data_dir, log, env, 900, cwd=variant.cwd
+                )
                 print(f"{variant.label}: started in {servers[variant.label].startup_s:.1f}s")
             files = {
                 w.name: write_data_file(
@@ -172,6 +201,7 @@ def main(args: argparse.Namespace | None = None) -> None:
         "ghz": f"github.com/bojand/ghz {GHZ_VERSION}",
         "corpus": {"documents": index["documents"], "chunks": index["chunks"]},
         "variants": {v.label: v.env for v in variants},
+        "code": code,
         "indexes": {label: str(directory) for label, (directory, _) in indexes.items()},
         "connections": args.connections,
         "duration_s": args.duration,
@@ -205,6 +235,7 @@ def markdown(
         f"- load before: `{record['uptime_before']}`",
         f"- load after: `{record['uptime_after']}`",
         f"- variants: {json.dumps(record['variants'])}",
+        f"- code each variant's server imports: {json.dumps(record.get('code', {}))}",
         "- resident memory at the end (MiB, each process of the server; the resource tracker of "
         f"multiprocessing is the small one): {json.dumps(record.get('rss_mib', {}))}",
         "",
