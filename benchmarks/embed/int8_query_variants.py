@@ -87,6 +87,11 @@ def _current(name: str, shape: tuple[int, ...]) -> bool:
     return not _down(name, shape) and not _attention_output(name, shape)
 
 
+def _every_matmul_per_token(**options: Any) -> tuple[Picker, dict[str, Any]]:
+    """A per-token variant quantising every weight MatMul, with `options` for quantize_per_token."""
+    return (lambda n, s: True), {"per_token": True, **options}
+
+
 VARIANTS: dict[str, tuple[Picker, dict[str, Any]]] = {
     "all weight MatMuls": (lambda n, s: True, {"per_channel": True}),
     "all weight MatMuls, per tensor": (lambda n, s: True, {"per_channel": False}),
@@ -109,27 +114,16 @@ VARIANTS: dict[str, tuple[Picker, dict[str, Any]]] = {
         lambda n, s: not (_down(n, s) and _layer(n) == 5),
         {"per_channel": True},
     ),
-    "per-token: all weight MatMuls": (lambda n, s: True, {"per_token": True}),
-    "per-token: all weight MatMuls, 7-bit weights": (
-        lambda n, s: True,
-        {"per_token": True, "weight_bits": 7},
+    "per-token: all weight MatMuls": _every_matmul_per_token(),
+    "per-token: all weight MatMuls, 7-bit weights": _every_matmul_per_token(weight_bits=7),
+    "per-token: all weight MatMuls, signed weights": _every_matmul_per_token(
+        sign=WeightSign.SIGNED
     ),
-    "per-token: all weight MatMuls, signed weights": (
-        lambda n, s: True,
-        {"per_token": True, "sign": WeightSign.SIGNED},
+    "per-token: all weight MatMuls, unsigned weights": _every_matmul_per_token(
+        sign=WeightSign.UNSIGNED
     ),
-    "per-token: all weight MatMuls, unsigned weights": (
-        lambda n, s: True,
-        {"per_token": True, "sign": WeightSign.UNSIGNED},
-    ),
-    "per-token: all weight MatMuls, explicit ops": (
-        lambda n, s: True,
-        {"per_token": True, "ops": QuantOps.EXPLICIT},
-    ),
-    "per-token: all weight MatMuls, fused ops": (
-        lambda n, s: True,
-        {"per_token": True, "ops": QuantOps.FUSED},
-    ),
+    "per-token: all weight MatMuls, explicit ops": _every_matmul_per_token(ops=QuantOps.EXPLICIT),
+    "per-token: all weight MatMuls, fused ops": _every_matmul_per_token(ops=QuantOps.FUSED),
     "per-token: all but ffn-out": (lambda n, s: not _down(n, s), {"per_token": True}),
     "per-token: q/k/v + ffn-in": (_current, {"per_token": True}),
 }

@@ -146,9 +146,10 @@ def main() -> None:
             if args.keep_raw:
                 shutil.copy(raw, args.keep_raw)
     index = corpus.index
-    cpu_ms_per_call = cpu_s / (rps * wall) * 1000.0
-    total = sum(count for _, count in samples)
-    gil_ms_per_call = total / args.rate / (rps * wall) * 1000.0  # one GIL holder at a time
+    calls = rps * wall
+    cpu_ms_per_call = cpu_s / calls * 1000.0
+    # one GIL holder at a time: its samples / rate are the seconds the GIL was held
+    gil_ms_per_call = sum(n for _, n in samples) / args.rate / calls * 1000.0 if args.gil else None
     record = {
         "label": args.label,
         "mode": args.mode,
@@ -158,10 +159,10 @@ def main() -> None:
         "server_cores_busy": round(cpu_s / wall, 2),
         "server_cpu_ms_per_call": round(cpu_ms_per_call, 2),
         "sampled": "gil" if args.gil else "cpu",
-        "gil_ms_per_call": round(gil_ms_per_call, 2) if args.gil else None,
+        "gil_ms_per_call": None if gil_ms_per_call is None else round(gil_ms_per_call, 2),
         "uptime_before": load_before,
         "uptime_after": uptime(),
-        **split(samples, gil_ms_per_call if args.gil else cpu_ms_per_call),
+        **split(samples, cpu_ms_per_call if gil_ms_per_call is None else gil_ms_per_call),
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
     out = RESULTS / f"served_profile-{args.label}"

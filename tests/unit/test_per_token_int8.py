@@ -3,6 +3,7 @@ quantisation: close to fp32, and a row's result independent of the rows it is co
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -233,8 +234,6 @@ def test_the_served_int8_build_is_fused_and_embeds_as_the_explicit_formula(
     assert "QuantizeLinear" in {n.op_type for n in onnx.load(str(served_file)).graph.node}
     explicit_file = tmp_path / "explicit.onnx"
     quantize_per_token(directory / "model.onnx", explicit_file, ops=QuantOps.EXPLICIT)
-    import json
-
     spec = OnnxModelSpec(**json.loads((directory / "manifest.json").read_text())["spec"])
     explicit = OnnxEmbedder(
         explicit_file,
