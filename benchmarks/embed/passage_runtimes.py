@@ -1,8 +1,9 @@
-"""Which runtime should embed passages on a CPU: torch (sentence-transformers) or the fp32 ONNX
-export in onnxruntime, on the work the indexer really gives the model.
+"""Which runtime should embed passages on a CPU: torch (sentence-transformers), the fp32 ONNX
+export or its per-token int8 copy in onnxruntime, on the work the indexer really gives the model.
 
 Run from the repository root:
     python -m benchmarks.embed.passage_runtimes [--documents 300] [--rounds 2] [--sets a,b]
+        [--runtimes torch,onnx,onnx-int8] [--name SUFFIX]
 
 For each labelled set (python-faq, perl-faq, r-faq; `question_sets.SETS`) a seeded random sample
 of `--documents` corpus documents is indexed once by the real Indexer into a scratch collection
@@ -10,11 +11,12 @@ of `--documents` corpus documents is indexed once by the real Indexer into a scr
 `embed_documents` call: the chunk texts and section texts, in the indexer's own batches. Those
 calls are then replayed by each runtime, taking turns per round (so machine load falls on both
 alike): torch as the server ran passages before (sentence-transformers, batch 32, torch's
-threads) and the fp32 export as `model.runtime = "auto"` runs them now (an `OnnxEmbedder`, batch
-32 split by `length_groups`, one intra-op thread per available core). Reported: texts/s (median
-over rounds), CPU seconds of this process per round, the speed-up, and the cosine between the two
-runtimes' vectors for every text (min and mean). `uptime` before and after.
-Writes benchmarks/results/passage_runtimes.{json,md}.
+threads) and each ONNX runtime as the server's passage session runs it (an `OnnxEmbedder`, batch
+32 split by `length_groups`, one intra-op thread per available core); `--runtimes` picks them
+(default torch,onnx), the first the reference. Reported: texts/s (median over rounds), CPU
+seconds of this process per round, the speed-up, and the cosine to the reference's vector for
+every text (min and mean). `uptime` before and after.
+Writes benchmarks/results/passage_runtimes[-<--name>].{json,md}.
 """
 
 from __future__ import annotations
@@ -107,48 +109,47 @@ def measure(calls: list[list[str]], runtimes: dict[str, Embedder], rounds: int) 
             wall, cpu, vectors[name] = replay(runtimes[name], calls)
             timings[name].append((wall, cpu))
             print(f"  round {number} {name}: {texts / wall:.1f} texts/s", flush=True)
-    first, second = (vectors[name] for name in order)
-    cosines = np.sum(first * second, axis=1)
-    rows = {
-        name: {
+    reference = vectors[order[0]]
+    rows: dict[str, dict[str, Any]] = {}
+    for name, runs in timings.items():
+        cosines = np.sum(reference * vectors[name], axis=1)
+        rows[name] = {
             "texts_per_s": round(texts / statistics.median(w for w, _ in runs), 2),
             "rounds_texts_per_s": [round(texts / w, 2) for w, _ in runs],
             "cpu_s_per_round": round(statistics.median(c for _, c in runs), 1),
+            "cosine_min": round(float(cosines.min()), 6),
+            "cosine_mean": round(float(cosines.mean()), 6),
         }
-        for name, runs in timings.items()
-    }
-    return {
-        "calls": len(calls),
-        "texts": texts,
-        "runtimes": rows,
-        "speedup": round(rows[order[1]]["texts_per_s"] / rows[order[0]]["texts_per_s"], 3),
-        "cosine_min": round(float(cosines.min()), 6),
-        "cosine_mean": round(float(cosines.mean()), 6),
-    }
+    for name in order:
+        rows[name]["speedup"] = round(rows[name]["texts_per_s"] / rows[order[0]]["texts_per_s"], 3)
+    return {"calls": len(calls), "texts": texts, "runtimes": rows}
 
 
 def markdown(report: dict[str, Any]) -> str:
+    order = report["runtimes"]
+    first = order[0]
     lines = [
-        "# Passage embedding: torch vs the fp32 ONNX export, on the indexer's own calls",
+        f"# Passage embedding: {', '.join(order)}, on the indexer's own calls",
         "",
         f"Run {report['date']}, {report['machine']}; {report['documents']} random documents per "
         f"set (seed {report['seed']}), {report['rounds']} rounds, runtimes taking turns. "
-        f"Load before: `{report['uptime_before']}`; after: `{report['uptime_after']}`.",
+        f"Load before: `{report['uptime_before']}`; after: `{report['uptime_after']}`. "
+        f"Speed-up and cosine against {first}, text by text.",
         "",
-        "| set | calls | texts | torch texts/s (rounds) | onnx texts/s (rounds) | onnx / torch "
-        "| CPU s per round torch / onnx | cosine min / mean |",
+        "| set | calls | texts | runtime | texts/s (rounds) | x "
+        + first
+        + " | CPU s per round | cosine min / mean |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for name, entry in report["sets"].items():
-        torch_row, onnx_row = entry["runtimes"]["torch"], entry["runtimes"]["onnx"]
-        lines.append(
-            f"| {name} | {entry['calls']} | {entry['texts']} | {torch_row['texts_per_s']} "
-            f"({' / '.join(map(str, torch_row['rounds_texts_per_s']))}) | "
-            f"{onnx_row['texts_per_s']} ({' / '.join(map(str, onnx_row['rounds_texts_per_s']))}) "
-            f"| {entry['speedup']:.2f}x | {torch_row['cpu_s_per_round']} / "
-            f"{onnx_row['cpu_s_per_round']} | {entry['cosine_min']:.6f} / "
-            f"{entry['cosine_mean']:.6f} |"
-        )
+        for runtime in order:
+            row = entry["runtimes"][runtime]
+            rounds = " / ".join(map(str, row["rounds_texts_per_s"]))
+            lines.append(
+                f"| {name} | {entry['calls']} | {entry['texts']} | {runtime} "
+                f"| {row['texts_per_s']} ({rounds}) | {row['speedup']:.2f}x "
+                f"| {row['cpu_s_per_round']} | {row['cosine_min']:.6f} / {row['cosine_mean']:.6f} |"
+            )
     return "\n".join(lines)
 
 
@@ -159,21 +160,22 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--sets", default=",".join(SETS), help="comma-separated")
     parser.add_argument("--onnx-cache", type=Path, default=cache_root(), help="ONNX builds")
+    parser.add_argument(
+        "--runtimes",
+        default="torch,onnx",
+        help="comma-separated, from torch, onnx, onnx-int8; the first is the reference",
+    )
+    parser.add_argument("--name", default="", help="suffix of the result files")
     args = parser.parse_args()
     before = uptime()
     model = default_model_path()
     settings = Settings()
-    runtimes: dict[str, Embedder] = {
-        "torch": SentenceTransformerEmbedder(model, "cpu", settings.model.batch_size),
-        "onnx": load_onnx_embedder(
-            Path(model),
-            args.onnx_cache,
-            ModelRuntime.ONNX,
-            batch_size=settings.model.batch_size,
-            threads=available_cores(),
-        ),
+    runtimes = {
+        name: _runtime(name, model, args.onnx_cache, settings.model.batch_size)
+        for name in args.runtimes.split(",")
     }
     report: dict[str, Any] = {
+        "runtimes": list(runtimes),
         "documents": args.documents,
         "seed": args.seed,
         "rounds": args.rounds,
@@ -183,15 +185,30 @@ def main() -> None:
     }
     for name in args.sets.split(","):
         print(name, flush=True)
-        calls = indexer_calls(name, args.documents, args.seed, runtimes["onnx"])
+        calls = indexer_calls(name, args.documents, args.seed, next(iter(runtimes.values())))
         report["sets"][name] = measure(calls, runtimes, args.rounds)
     report["uptime_after"] = uptime()
     report["date"] = datetime.now(UTC).isoformat(timespec="seconds")
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "passage_runtimes.json").write_text(json.dumps(report, indent=2) + "\n")
+    stem = "passage_runtimes" + (f"-{args.name}" if args.name else "")
+    (RESULTS / f"{stem}.json").write_text(json.dumps(report, indent=2) + "\n")
     text = markdown(report)
-    (RESULTS / "passage_runtimes.md").write_text(text + "\n")
+    (RESULTS / f"{stem}.md").write_text(text + "\n")
     print(text)
+
+
+def _runtime(name: str, model: str, onnx_cache: Path, batch_size: int) -> Embedder:
+    """torch as the server ran passages before 2026-11-25; an ONNX runtime as the server's
+    passage session runs it (batch 32 split by length groups, a thread per available core)."""
+    if name == "torch":
+        return SentenceTransformerEmbedder(model, "cpu", batch_size)
+    return load_onnx_embedder(
+        Path(model),
+        onnx_cache,
+        ModelRuntime(name),
+        batch_size=batch_size,
+        threads=available_cores(),
+    )
 
 
 if __name__ == "__main__":

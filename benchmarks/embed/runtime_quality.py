@@ -11,14 +11,15 @@ real pipeline indexes the set once per document runtime (`core.eval.runner.index
 vectors as configured by default, no whole-section baseline) and scores the server default (hybrid,
 weighted fusion, default section weight) and dense mode, MRR@10 and Recall@10, for every query
 runtime that reads that index: "torch", "onnx" and "onnx-int8" (documents and queries alike),
-"auto" (the server default on a CPU: documents and queries by onnx fp32, sharing the onnx index)
-with "torch index, onnx queries" beside it (auto before 2026-11-25: documents by torch), "torch
-index, int8 queries" (the torch-indexed collection queried with onnx-int8 vectors; with onnx
-documents that is `model.runtime = "auto-int8"`) and, for each
+"auto" (the server default on a CPU: documents by the fp32 export, queries by the per-token int8
+file) with the fp32 export's own queries on the same index beside it (auto before 2026-11-29) and,
+with torch, "torch index, onnx queries" (auto before 2026-11-25: documents by torch); with torch
+and onnx-int8, "torch index, int8 queries" (the torch-indexed collection queried with onnx-int8
+vectors) and, for each
 `--query-model NAME=FILE`, "torch index, NAME queries": the same torch index queried by that ONNX
 file (e.g. a quantisation variant from benchmarks/embed/int8_query_variants.py). Runtimes that
-share a document runtime share its index. `--runtimes` picks from torch, auto, onnx, onnx-int8 (the
-"torch index, int8 queries" row comes with onnx-int8); `--datasets` from the sets above.
+share a document runtime share its index. `--runtimes` picks from torch, auto, onnx, onnx-int8 (a
+document runtime not picked is not indexed); `--datasets` from the sets above.
 Without --full, subsets with distractors (`--subset faq/ --distractors 300` and `--subset
 perlfaq --distractors 300`; r-faq and man-pages always whole, as in granularity_sweep.md).
 Document vectors are cached in SQLite (`--embedding-cache`, default --cache-dir/eval-vectors.sqlite;
@@ -77,6 +78,7 @@ DATASETS = {
 DISTRACTORS = 300
 AUTO_BEFORE = "torch index, onnx queries"
 CROSS = "torch index, int8 queries"
+AUTO_FP32 = "onnx (fp32 export documents and queries; auto before 2026-11-29)"
 
 
 class BatchedQueries(DelegatingEmbedder):
@@ -204,8 +206,10 @@ def main() -> None:
     wanted = args.runtimes.split(",")
     onnx: dict[str, OnnxEmbedder] = {}
     for runtime in (ModelRuntime.ONNX, ModelRuntime.ONNX_INT8):
-        needed = runtime.value in wanted or (
-            runtime is ModelRuntime.ONNX and ("auto" in wanted or args.query_model)
+        needed = (
+            runtime.value in wanted
+            or "auto" in wanted
+            or (runtime is ModelRuntime.ONNX and args.query_model)
         )
         if needed:
             onnx[runtime.value] = load_onnx_embedder(
@@ -217,11 +221,13 @@ def main() -> None:
     rows: dict[str, dict[str, Embedder]] = {"torch": {}}
     if "torch" in wanted:
         rows["torch"]["torch"] = torch_embedder
-    if "auto" in wanted:  # the server default on a CPU: onnx fp32 documents and queries
-        rows["torch"][AUTO_BEFORE] = SplitRuntimeEmbedder(onnx["onnx"], torch_embedder)
+    if "auto" in wanted:  # the server default on a CPU: fp32 export documents, int8 queries
+        if "torch" in wanted:
+            rows["torch"][AUTO_BEFORE] = SplitRuntimeEmbedder(onnx["onnx"], torch_embedder)
         documents["onnx"] = onnx["onnx"]
-        rows.setdefault("onnx", {})["auto"] = onnx["onnx"]
-    if "onnx-int8" in wanted:
+        rows.setdefault("onnx", {})[AUTO_FP32] = onnx["onnx"]
+        rows["onnx"]["auto"] = SplitRuntimeEmbedder(onnx["onnx-int8"], onnx["onnx"])
+    if "onnx-int8" in wanted and "torch" in wanted:
         rows["torch"][CROSS] = SplitRuntimeEmbedder(onnx["onnx-int8"], torch_embedder)
     for entry in args.query_model:
         label, _, file = entry.partition("=")
