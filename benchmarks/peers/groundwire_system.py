@@ -61,7 +61,7 @@ def groundwire_ingest(target: str, dataset: Path, documents: int) -> dict[str, A
     """UpsertDocuments of the first `documents` python-faq sections (title as a Markdown heading)
     into a fresh collection: documents and chunks per second, end to end; beside it, the raw
     model's encode rate on the very chunks the server stored (`raw_encode`: sentence-transformers,
-    torch) and the fp32 export's (`raw_export`: onnxruntime, the server's passage path)."""
+    torch) and the server's own passage path's (`raw_export`: onnxruntime, `load_export`)."""
     docs = []
     with (dataset / "corpus.jsonl").open(encoding="utf-8") as lines:
         for line in lines:
@@ -127,22 +127,32 @@ def groundwire_ingest(target: str, dataset: Path, documents: int) -> dict[str, A
 
 
 def load_export() -> Any:
-    """The server's passage path under the default `model.runtime` (auto) on a CPU: the fp32
-    ONNX export from the host's cache in a session of every available core's threads."""
-    from core.embed.model_runtime import ModelRuntime
-    from core.embed.onnx_build import cache_root, load_onnx_embedder
+    """The server's passage path under the default `model.runtime` on a CPU: the passage half
+    of the embedder the server builds (under auto the fp32 export), from the host's cache, in a
+    session of every available core's threads; whatever the default becomes, this times it."""
+    from core.embed.embedder_factory import build_embedder
+    from core.embed.onnx_build import cache_root
     from core.embed.sentence_transformer_embedder import default_model_path
+    from core.embed.split_runtime_embedder import SplitRuntimeEmbedder
     from server.process_count import available_cores
+    from server.settings import Settings
 
-    return load_onnx_embedder(
-        Path(default_model_path()), cache_root(), ModelRuntime.ONNX, threads=available_cores()
+    built = build_embedder(
+        default_model_path(),
+        Settings().model.runtime,
+        onnx_cache=cache_root(),
+        onnx_threads=available_cores(),
+        document_threads=available_cores(),
     )
+    return built.documents if isinstance(built, SplitRuntimeEmbedder) else built
 
 
 def raw_export_rate(texts: list[str], export: Any, batch_size: int = 32) -> dict[str, Any]:
-    """The fp32 export (`load_export`) embedding `texts` as passages, batch 32 as the server
-    does, in this process while the server idles."""
-    return _timed_rate(texts, export.embed_documents, batch_size)
+    """The server's passage path (`load_export`) embedding `texts` as passages, batch 32 as the
+    server does, in this process while the server idles."""
+    result = _timed_rate(texts, export.embed_documents, batch_size)
+    result["runtime"] = getattr(getattr(export, "runtime", None), "value", type(export).__name__)
+    return result
 
 
 def raw_encode_rate(texts: list[str], model: Any, batch_size: int = 32) -> dict[str, Any]:

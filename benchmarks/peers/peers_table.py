@@ -44,6 +44,14 @@ def _ratio_lines(record: dict[str, Any], threads: list[int]) -> list[str]:
     return lines
 
 
+PASSAGE_RUNTIMES = {
+    "onnx": "the fp32 ONNX export, onnxruntime",
+    "onnx-int8": "the per-token int8 ONNX file, onnxruntime",
+}
+"""How the table names the server's passage runtime (`raw_export`'s "runtime"; files written
+before it was recorded ran the fp32 export)."""
+
+
 def markdown(record: dict[str, Any]) -> str:
     """Header (what, versions, load), then one row per system with the 1/8/32-thread figures."""
     machine = record["machine"]
@@ -151,7 +159,9 @@ def markdown(record: dict[str, Any]) -> str:
                 f"together, so end to end is {gw['end_to_end_share_of_raw_with_sections']:.0%} of "
                 "the model's time for the same work. "
                 + (
-                    f"The server's own passage path (the fp32 ONNX export, onnxruntime, batch 32), "
+                    "The server's own passage path ("
+                    f"{PASSAGE_RUNTIMES.get(gw['raw_export'].get('runtime', 'onnx'), 'torch')}, "
+                    "batch 32), "
                     f"timed alone on the same texts: {gw['raw_export']['chunks_per_s']} chunks/s "
                     f"on the chunks ({gw['end_to_end_share_of_export']:.0%} of it end to end), "
                     f"{gw['raw_export_with_sections']['seconds']} s with the section texts "
