@@ -110,18 +110,19 @@ def measure(calls: list[list[str]], runtimes: dict[str, Embedder], rounds: int) 
             timings[name].append((wall, cpu))
             print(f"  round {number} {name}: {texts / wall:.1f} texts/s", flush=True)
     reference = vectors[order[0]]
+    reference_wall = statistics.median(w for w, _ in timings[order[0]])
     rows: dict[str, dict[str, Any]] = {}
     for name, runs in timings.items():
+        wall = statistics.median(w for w, _ in runs)
         cosines = np.sum(reference * vectors[name], axis=1)
         rows[name] = {
-            "texts_per_s": round(texts / statistics.median(w for w, _ in runs), 2),
+            "texts_per_s": round(texts / wall, 2),
             "rounds_texts_per_s": [round(texts / w, 2) for w, _ in runs],
             "cpu_s_per_round": round(statistics.median(c for _, c in runs), 1),
+            "speedup": round(reference_wall / wall, 3),
             "cosine_min": round(float(cosines.min()), 6),
             "cosine_mean": round(float(cosines.mean()), 6),
         }
-    for name in order:
-        rows[name]["speedup"] = round(rows[name]["texts_per_s"] / rows[order[0]]["texts_per_s"], 3)
     return {"calls": len(calls), "texts": texts, "runtimes": rows}
 
 

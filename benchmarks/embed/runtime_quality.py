@@ -225,8 +225,9 @@ def main() -> None:
         if "torch" in wanted:
             rows["torch"][AUTO_BEFORE] = SplitRuntimeEmbedder(onnx["onnx"], torch_embedder)
         documents["onnx"] = onnx["onnx"]
-        rows.setdefault("onnx", {})[AUTO_FP32] = onnx["onnx"]
-        rows["onnx"]["auto"] = SplitRuntimeEmbedder(onnx["onnx-int8"], onnx["onnx"])
+        if "onnx" not in wanted:  # else the onnx row below is this one
+            rows.setdefault("onnx", {})[AUTO_FP32] = onnx["onnx"]
+        rows.setdefault("onnx", {})["auto"] = SplitRuntimeEmbedder(onnx["onnx-int8"], onnx["onnx"])
     if "onnx-int8" in wanted and "torch" in wanted:
         rows["torch"][CROSS] = SplitRuntimeEmbedder(onnx["onnx-int8"], torch_embedder)
     for entry in args.query_model:

@@ -151,7 +151,8 @@ def raw_export_rate(texts: list[str], export: Any, batch_size: int = 32) -> dict
     """The server's passage path (`load_export`) embedding `texts` as passages, batch 32 as the
     server does, in this process while the server idles."""
     result = _timed_rate(texts, export.embed_documents, batch_size)
-    result["runtime"] = getattr(getattr(export, "runtime", None), "value", type(export).__name__)
+    runtime = getattr(export, "runtime", None)  # an OnnxEmbedder's; torch has none
+    result["runtime"] = runtime.value if runtime is not None else "torch"
     return result
 
 

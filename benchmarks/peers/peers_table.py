@@ -47,6 +47,7 @@ def _ratio_lines(record: dict[str, Any], threads: list[int]) -> list[str]:
 PASSAGE_RUNTIMES = {
     "onnx": "the fp32 ONNX export, onnxruntime",
     "onnx-int8": "the per-token int8 ONNX file, onnxruntime",
+    "torch": "torch, sentence-transformers",
 }
 """How the table names the server's passage runtime (`raw_export`'s "runtime"; files written
 before it was recorded ran the fp32 export)."""
@@ -160,7 +161,7 @@ def markdown(record: dict[str, Any]) -> str:
                 "the model's time for the same work. "
                 + (
                     "The server's own passage path ("
-                    f"{PASSAGE_RUNTIMES.get(gw['raw_export'].get('runtime', 'onnx'), 'torch')}, "
+                    f"{PASSAGE_RUNTIMES[gw['raw_export'].get('runtime', 'onnx')]}, "
                     "batch 32), "
                     f"timed alone on the same texts: {gw['raw_export']['chunks_per_s']} chunks/s "
                     f"on the chunks ({gw['end_to_end_share_of_export']:.0%} of it end to end), "
