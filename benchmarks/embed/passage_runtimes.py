@@ -3,7 +3,7 @@ export or its per-token int8 copy in onnxruntime, on the work the indexer really
 
 Run from the repository root:
     python -m benchmarks.embed.passage_runtimes [--documents 300] [--rounds 2] [--sets a,b]
-        [--runtimes torch,onnx,onnx-int8] [--name SUFFIX]
+        [--runtimes torch,onnx-plain,onnx,onnx-int8] [--name SUFFIX]
 
 For each labelled set (python-faq, perl-faq, r-faq; `question_sets.SETS`) a seeded random sample
 of `--documents` corpus documents is indexed once by the real Indexer into a scratch collection
@@ -12,10 +12,11 @@ of `--documents` corpus documents is indexed once by the real Indexer into a scr
 calls are then replayed by each runtime, taking turns per round (so machine load falls on both
 alike): torch as the server ran passages before (sentence-transformers, batch 32, torch's
 threads) and each ONNX runtime as the server's passage session runs it (an `OnnxEmbedder`, batch
-32 split by `length_groups`, one intra-op thread per available core); `--runtimes` picks them
-(default torch,onnx), the first the reference. Reported: texts/s (median over rounds), CPU
-seconds of this process per round, the speed-up, and the cosine to the reference's vector for
-every text (min and mean). `uptime` before and after.
+32 split by `length_groups`, one intra-op thread per available core; `onnx` the file the build
+serves, since groundwire-onnx-5 the fused graph, `onnx-plain` the unfused export beside it);
+`--runtimes` picks them (default torch,onnx), the first the reference. Reported: texts/s (median
+over rounds), CPU seconds of this process per round, the speed-up, and the cosine to the
+reference's vector for every text (min and mean). `uptime` before and after.
 Writes benchmarks/results/passage_runtimes[-<--name>].{json,md}.
 """
 
@@ -43,8 +44,10 @@ from core.catalog.catalog import CollectionCatalog
 from core.catalog.collection_config import CollectionConfig
 from core.embed.delegating_embedder import DelegatingEmbedder
 from core.embed.model_runtime import ModelRuntime
-from core.embed.onnx_build import cache_root, load_onnx_embedder
+from core.embed.onnx_build import TOKENIZER_DIR, VARIANT_FILES, cache_root, load_onnx_embedder
+from core.embed.onnx_embedder import OnnxEmbedder
 from core.embed.protocol import Embedder
+from core.embed.saved_tokenizer import load_tokenizer
 from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder, default_model_path
 from core.eval.beir import load_beir
 from core.eval.runner import index_dataset
@@ -55,6 +58,7 @@ from server.settings import Settings
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
 FloatArray = npt.NDArray[np.float32]
+PLAIN_SUFFIX = "-plain"
 
 
 class RecordingEmbedder(DelegatingEmbedder):
@@ -164,7 +168,7 @@ def main() -> None:
     parser.add_argument(
         "--runtimes",
         default="torch,onnx",
-        help="comma-separated, from torch, onnx, onnx-int8; the first is the reference",
+        help="comma-separated, from torch, onnx, onnx-plain, onnx-int8; the first is the reference",
     )
     parser.add_argument("--name", default="", help="suffix of the result files")
     args = parser.parse_args()
@@ -200,13 +204,27 @@ def main() -> None:
 
 def _runtime(name: str, model: str, onnx_cache: Path, batch_size: int) -> Embedder:
     """torch as the server ran passages before 2026-11-25; an ONNX runtime as the server's
-    passage session runs it (batch 32 split by length groups, a thread per available core)."""
+    passage session runs it (batch 32 split by length groups, a thread per available core);
+    `onnx-plain`: the fp32 export unfused, as the `onnx` variant served it until recipe
+    groundwire-onnx-5 (`model.onnx` of the same build, the same session settings)."""
     if name == "torch":
         return SentenceTransformerEmbedder(model, "cpu", batch_size)
-    return load_onnx_embedder(
+    built = load_onnx_embedder(
         Path(model),
         onnx_cache,
-        ModelRuntime(name),
+        ModelRuntime(name.removesuffix(PLAIN_SUFFIX)),
+        batch_size=batch_size,
+        threads=available_cores(),
+    )
+    if not name.endswith(PLAIN_SUFFIX):
+        return built
+    directory = built.source.parent
+    return OnnxEmbedder(
+        directory / VARIANT_FILES[ModelRuntime.ONNX],
+        load_tokenizer(directory / TOKENIZER_DIR),
+        built.spec,
+        model_name=str(model),
+        runtime=ModelRuntime.ONNX,
         batch_size=batch_size,
         threads=available_cores(),
     )

@@ -153,6 +153,9 @@ def raw_export_rate(texts: list[str], export: Any, batch_size: int = 32) -> dict
     result = _timed_rate(texts, export.embed_documents, batch_size)
     runtime = getattr(export, "runtime", None)  # an OnnxEmbedder's; torch has none
     result["runtime"] = runtime.value if runtime is not None else "torch"
+    source = getattr(export, "source", None)  # the ONNX file it runs (fused or plain)
+    if source is not None:
+        result["file"] = source.name
     return result
 
 

@@ -53,6 +53,13 @@ PASSAGE_RUNTIMES = {
 before it was recorded ran the fp32 export)."""
 
 
+def _passage_runtime(raw_export: dict[str, Any]) -> str:
+    """The server's passage runtime as the table names it, with the ONNX file it ran when that
+    was recorded (`model.fused.onnx` since recipe groundwire-onnx-5)."""
+    label = PASSAGE_RUNTIMES[raw_export.get("runtime", "onnx")]
+    return f"{label} ({raw_export['file']})" if "file" in raw_export else label
+
+
 def markdown(record: dict[str, Any]) -> str:
     """Header (what, versions, load), then one row per system with the 1/8/32-thread figures."""
     machine = record["machine"]
@@ -161,7 +168,7 @@ def markdown(record: dict[str, Any]) -> str:
                 "the model's time for the same work. "
                 + (
                     "The server's own passage path ("
-                    f"{PASSAGE_RUNTIMES[gw['raw_export'].get('runtime', 'onnx')]}, "
+                    f"{_passage_runtime(gw['raw_export'])}, "
                     "batch 32), "
                     f"timed alone on the same texts: {gw['raw_export']['chunks_per_s']} chunks/s "
                     f"on the chunks ({gw['end_to_end_share_of_export']:.0%} of it end to end), "

@@ -3,9 +3,12 @@
 `load_onnx_embedder(model_dir, cache_root, runtime)` returns an `OnnxEmbedder` for `onnx` (fp32)
 or `onnx-int8`, building it on first use under `cache_root/<model>-<fingerprint>/`:
 
-- `model.onnx` (the exported encoder), `model.int8.onnx` or `model.int8-u8.onnx` (quantised from
-  it with signed or unsigned int8 weights, whichever this CPU multiplies exactly:
-  core.embed.int8_weights; both may sit side by side in a shared cache), `tokenizer/` (the
+- `model.onnx` (the exported encoder), `model.fused.onnx` (the fp32 variant: the encoder exported
+  with eager attention and fused into onnxruntime's transformer operators, core.embed.onnx_fusion;
+  `model.onnx` itself serves fp32 when that fusion does not apply or fails verification),
+  `model.int8.onnx` or `model.int8-u8.onnx` (quantised from `model.onnx` with signed or unsigned
+  int8 weights, whichever this CPU multiplies exactly: core.embed.int8_weights; both may sit side
+  by side in a shared cache), `tokenizer/` (the
   model's own tokenizer, saved from the loaded model, with what lets `tokenizers` alone load it
   when it tokenizes the same: core.embed.saved_tokenizer) and `manifest.json` (each file's
   SHA-256, the runtime spec, how the tokenizer loads, and each variant's verification verdict),
@@ -30,7 +33,7 @@ import json
 import logging
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
@@ -43,6 +46,7 @@ from core.embed.onnx_verification import (
     MIN_COSINE,
     VERIFICATION_PASSAGES,
     VERIFICATION_QUERIES,
+    VerificationResult,
     verify_against_torch,
 )
 from core.embed.query_tokenizer import PROBE_TEXTS
@@ -51,12 +55,17 @@ from core.embed.saved_tokenizer import load_tokenizer, save_tokenizer
 logger = logging.getLogger(__name__)
 
 # bump when the export, quantisation or tokenizer recipe changes (4: the per-token int8 graph in
-# fused operators, the same vectors; an older build is rebuilt once to get the faster graph)
-RECIPE = "groundwire-onnx-4"
+# fused operators, the same vectors; 5: the fp32 variant in onnxruntime's fused transformer
+# operators, the same vectors to float noise; an older build is rebuilt once for the faster graph)
+RECIPE = "groundwire-onnx-5"
 MANIFEST = "manifest.json"
 TOKENIZER_DIR = "tokenizer"
 VARIANT_FILES = {ModelRuntime.ONNX: "model.onnx", ModelRuntime.ONNX_INT8: "model.int8.onnx"}
-"""The file of each runtime (int8: with signed weights; `variant_file` names the unsigned one)."""
+"""The file each runtime's build writes first (int8: with signed weights; `variant_file` names the
+unsigned one); `model.onnx` is the export every variant comes from. The file a variant serves is
+its manifest entry's `file`: for fp32, `FUSED_FILE` when the encoder's layers fused."""
+FUSED_FILE = "model.fused.onnx"
+"""The fp32 export in onnxruntime's fused transformer operators (core.embed.onnx_fusion)."""
 UNSIGNED_SUFFIX = "-u8"
 
 __all__ = [
@@ -150,7 +159,7 @@ def load_onnx_embedder(
                 raise OnnxRefused(entry["reason"])
             logger.info("embedding runtime %s: reusing %s (%s)", runtime.value, directory, key)
             return _embedder(
-                directory, manifest, runtime, str(model_dir), batch_size, threads, sign
+                directory, manifest, entry["file"], runtime, str(model_dir), batch_size, threads
             )
         if entry is not None:
             logger.warning("%s: %s is missing or corrupt; rebuilding", directory, entry["file"])
@@ -187,11 +196,6 @@ def _build(
         manifest["export"] = {"file": fp32.name, "sha256": _file_sha256(fp32)}
     spec = _spec(model)
     loads_with = _save_tokenizer(model.tokenizer, directory / TOKENIZER_DIR, spec)
-    notes = ""
-    if runtime is ModelRuntime.ONNX_INT8:
-        assert sign is not None
-        quantised = quantize_int8(fp32, directory / variant_file(runtime, sign), sign)
-        notes = f"{len(quantised)} weight MatMuls per-token int8, {sign.value} weights"
     manifest.update(
         {
             "recipe": RECIPE,
@@ -200,9 +204,18 @@ def _build(
             "tokenizer": loads_with,
         }
     )
-    embedder = _embedder(directory, manifest, runtime, str(model_dir), batch_size, threads, sign)
-    result = verify_against_torch(model, embedder)
-    name = variant_file(runtime, sign)
+    if runtime is ModelRuntime.ONNX_INT8:
+        assert sign is not None
+        quantised = quantize_int8(fp32, directory / variant_file(runtime, sign), sign)
+        notes = f"{len(quantised)} weight MatMuls per-token int8, {sign.value} weights"
+        candidates = [(variant_file(runtime, sign), notes)]
+    else:  # the fused graph when the optimizer fuses the attention, else (or if refused) plain
+        candidates = [*_fused_candidate(model, directory), (fp32.name, "the plain export")]
+
+    def load(file: str) -> OnnxEmbedder:
+        return _embedder(directory, manifest, file, runtime, str(model_dir), batch_size, threads)
+
+    name, notes, embedder, result = _first_verified(model, candidates, load)
     manifest.setdefault("variants", {})[key] = {
         "file": name,
         "sha256": _file_sha256(directory / name),
@@ -217,13 +230,61 @@ def _build(
     if not result.passed:
         raise OnnxRefused(result.reason)
     logger.info(
-        "embedding runtime %s verified against torch: cosine min %.4f, mean %.4f over %d texts",
+        "embedding runtime %s verified against torch (%s): cosine min %.4f, mean %.4f over %d "
+        "texts",
         runtime.value,
+        name,
         result.min_cosine,
         result.mean_cosine,
         result.texts,
     )
     return embedder
+
+
+def _first_verified(
+    model: Any, candidates: list[tuple[str, str]], load: Callable[[str], OnnxEmbedder]
+) -> tuple[str, str, OnnxEmbedder, VerificationResult]:
+    """The first of `candidates` (file, notes) that verifies against torch, else the last one:
+    its file, its notes (after the reasons the earlier ones were refused), embedder and result."""
+    refusals: list[str] = []
+    for position, (name, notes) in enumerate(candidates):
+        embedder = load(name)
+        result = verify_against_torch(model, embedder)
+        if result.passed or position == len(candidates) - 1:
+            return name, "; ".join([*refusals, notes]), embedder, result
+        refusals.append(f"{name} refused: {result.reason}")
+        logger.warning("%s; trying %s", refusals[-1], candidates[position + 1][0])
+    raise ValueError("no candidate file to verify")
+
+
+def _fused_candidate(model: Any, directory: Path) -> list[tuple[str, str]]:
+    """The fp32 encoder in fused operators (core.embed.onnx_fusion), exported again with eager
+    attention, as (file, notes); empty when the optimizer fuses no attention (logged)."""
+    from core.embed.onnx_export import export_encoder
+    from core.embed.onnx_fusion import fuse_encoder
+
+    config = model[0].auto_model.config
+    eager = directory / f".eager.{os.getpid()}.onnx"
+    try:
+        export_encoder(model, eager, eager_attention=True)
+        fusion = fuse_encoder(
+            eager,
+            directory / FUSED_FILE,
+            int(getattr(config, "num_attention_heads", 0) or 0),
+            int(getattr(config, "hidden_size", 0) or 0),
+        )
+    except Exception:  # noqa: BLE001 - the plain export still serves
+        logger.warning(
+            "the eager-attention export failed; the fp32 export stays unfused", exc_info=True
+        )
+        return []
+    finally:
+        eager.unlink(missing_ok=True)
+    if not fusion.applied:
+        logger.info("the fp32 export stays unfused: %s", fusion.reason)
+        return []
+    fused = ", ".join(f"{op} {count}" for op, count in sorted(fusion.operators.items()))
+    return [(FUSED_FILE, f"fused operators: {fused}")]
 
 
 def _save_tokenizer(tokenizer: Any, directory: Path, spec: OnnxModelSpec) -> str:
@@ -246,14 +307,14 @@ def _write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
 def _embedder(
     directory: Path,
     manifest: dict[str, Any],
+    file: str,
     runtime: ModelRuntime,
     model_name: str,
     batch_size: int,
     threads: int,
-    sign: WeightSign | None,
 ) -> OnnxEmbedder:
     return OnnxEmbedder(
-        directory / variant_file(runtime, sign),
+        directory / file,
         load_tokenizer(directory / TOKENIZER_DIR),
         OnnxModelSpec(**manifest["spec"]),
         model_name=model_name,

@@ -94,6 +94,8 @@ class OnnxEmbedder:
             str(onnx_path), session_options(threads), providers=["CPUExecutionProvider"]
         )
         self._inputs = {i.name for i in self._session.get_inputs()}
+        self.source = onnx_path
+        """The ONNX file the session runs."""
         self._queries = QueryTokenizer(tokenizer, spec.max_seq_length, spec.query_prompt)
         self._documents = QueryTokenizer(tokenizer, spec.max_seq_length, spec.document_prompt)
         self._pad_id = self._queries.pad_id

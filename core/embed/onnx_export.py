@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -31,15 +33,23 @@ EXPORT_OPSET = 17
 _TRACE_TEXTS = ("short", "a longer sample text, so that the first one is padded")
 
 
-def export_encoder(model: Any, target: Path) -> None:
+def export_encoder(model: Any, target: Path, *, eager_attention: bool = False) -> None:
     """Write the encoder of `model` (a SentenceTransformer on the CPU, fp32, modules
-    Transformer -> Pooling ...) to `target` as ONNX."""
+    Transformer -> Pooling ...) to `target` as ONNX. `eager_attention`: trace the attention as
+    transformers' eager implementation (matmul, softmax) instead of the model's own (SDPA by
+    default), the pattern onnxruntime's transformer optimizer fuses (core.embed.onnx_fusion);
+    the model is left as it was."""
     hf_model = model[0].auto_model
     sample = model.tokenizer(list(_TRACE_TEXTS), padding=True, return_tensors="pt")
     names = [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in sample]
     encoder = _Encoder(hf_model, names).eval()
     axes = {name: {0: "batch", 1: "sequence"} for name in [*names, "last_hidden_state"]}
-    with _written_atomically(target) as temporary, torch.no_grad(), warnings.catch_warnings():
+    with (
+        _attention(hf_model, "eager" if eager_attention else None),
+        _written_atomically(target) as temporary,
+        torch.no_grad(),
+        warnings.catch_warnings(),
+    ):
         warnings.simplefilter("ignore")  # tracer warnings about shape-dependent Python branches
         torch.onnx.export(
             encoder,
@@ -62,6 +72,23 @@ def quantize_int8(source: Path, target: Path, sign: WeightSign) -> list[str]:
 
     with _written_atomically(target) as temporary:
         return quantize_per_token(source, temporary, sign=sign)
+
+
+@contextmanager
+def _attention(hf_model: Any, implementation: str | None) -> Iterator[None]:
+    """`hf_model` with its attention implementation set to `implementation` (None: unchanged)
+    for the block, then restored; unchanged too when the model cannot switch it."""
+    config = getattr(hf_model, "config", None)
+    before = getattr(config, "_attn_implementation", None)
+    switch = getattr(hf_model, "set_attn_implementation", None)
+    if implementation is None or before is None or switch is None or before == implementation:
+        yield
+        return
+    switch(implementation)
+    try:
+        yield
+    finally:
+        switch(before)
 
 
 class _Encoder(torch.nn.Module):

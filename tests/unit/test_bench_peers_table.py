@@ -68,3 +68,30 @@ def test_both_drivers_rows_and_who_kept_the_cores_busy() -> None:
         "(embedded: the whole system; chroma-http: its client only): chroma-embedded 1.1." in text
     )
     assert "Shared machine" not in text
+
+
+def _with_passage_probe(**raw_export: Any) -> dict[str, Any]:
+    record = _record()
+    rate = {"chunks": 4, "seconds": 1.0, "chunks_per_s": 4.0}
+    ingest = {
+        **record["systems"][0]["ingest"],
+        "raw_encode": rate,
+        "end_to_end_share_of_raw": 0.9,
+        "section_texts": 1,
+        "raw_encode_with_sections": {**rate, "seconds": 1.2},
+        "end_to_end_share_of_raw_with_sections": 0.95,
+        "raw_export": {**rate, **raw_export},
+        "end_to_end_share_of_export": 0.8,
+        "raw_export_with_sections": {**rate, "seconds": 1.1},
+        "end_to_end_share_of_export_with_sections": 0.9,
+    }
+    for system in record["systems"][:2]:
+        system["ingest"] = ingest
+    return record
+
+
+def test_the_passage_probe_names_the_file_it_ran_when_recorded() -> None:
+    fused = markdown(_with_passage_probe(runtime="onnx", file="model.fused.onnx"))
+    assert "(the fp32 ONNX export, onnxruntime (model.fused.onnx), batch 32)" in fused
+    older = markdown(_with_passage_probe())  # written before the runtime or file was recorded
+    assert "(the fp32 ONNX export, onnxruntime, batch 32)" in older
