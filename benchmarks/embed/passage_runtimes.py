@@ -38,16 +38,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from benchmarks.embed.plain_export import PLAIN, plain_export
 from benchmarks.embed.question_sets import SETS
 from benchmarks.ghz.machine import uptime
 from core.catalog.catalog import CollectionCatalog
 from core.catalog.collection_config import CollectionConfig
 from core.embed.delegating_embedder import DelegatingEmbedder
 from core.embed.model_runtime import ModelRuntime
-from core.embed.onnx_build import TOKENIZER_DIR, VARIANT_FILES, cache_root, load_onnx_embedder
-from core.embed.onnx_embedder import OnnxEmbedder
+from core.embed.onnx_build import cache_root, load_onnx_embedder
 from core.embed.protocol import Embedder
-from core.embed.saved_tokenizer import load_tokenizer
 from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder, default_model_path
 from core.eval.beir import load_beir
 from core.eval.runner import index_dataset
@@ -58,7 +57,6 @@ from server.settings import Settings
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
 FloatArray = npt.NDArray[np.float32]
-PLAIN_SUFFIX = "-plain"
 
 
 class RecordingEmbedder(DelegatingEmbedder):
@@ -212,22 +210,11 @@ def _runtime(name: str, model: str, onnx_cache: Path, batch_size: int) -> Embedd
     built = load_onnx_embedder(
         Path(model),
         onnx_cache,
-        ModelRuntime(name.removesuffix(PLAIN_SUFFIX)),
+        ModelRuntime.ONNX if name == PLAIN else ModelRuntime(name),
         batch_size=batch_size,
         threads=available_cores(),
     )
-    if not name.endswith(PLAIN_SUFFIX):
-        return built
-    directory = built.source.parent
-    return OnnxEmbedder(
-        directory / VARIANT_FILES[ModelRuntime.ONNX],
-        load_tokenizer(directory / TOKENIZER_DIR),
-        built.spec,
-        model_name=str(model),
-        runtime=ModelRuntime.ONNX,
-        batch_size=batch_size,
-        threads=available_cores(),
-    )
+    return plain_export(built, model, batch_size, available_cores()) if name == PLAIN else built
 
 
 if __name__ == "__main__":

@@ -18,8 +18,10 @@ and onnx-int8, "torch index, int8 queries" (the torch-indexed collection queried
 vectors) and, for each
 `--query-model NAME=FILE`, "torch index, NAME queries": the same torch index queried by that ONNX
 file (e.g. a quantisation variant from benchmarks/embed/int8_query_variants.py). Runtimes that
-share a document runtime share its index. `--runtimes` picks from torch, auto, onnx, onnx-int8 (a
-document runtime not picked is not indexed); `--datasets` from the sets above.
+share a document runtime share its index. `--runtimes` picks from torch, auto, onnx, onnx-int8
+and onnx-plain (the fp32 export unfused, as `onnx` served it before recipe groundwire-onnx-5, on
+an index of its own; with auto also "auto on the unfused export's documents"); a document runtime
+not picked is not indexed; `--datasets` from the sets above.
 Without --full, subsets with distractors (`--subset faq/ --distractors 300` and `--subset
 perlfaq --distractors 300`; r-faq and man-pages always whole, as in granularity_sweep.md).
 Document vectors are cached in SQLite (`--embedding-cache`, default --cache-dir/eval-vectors.sqlite;
@@ -42,6 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.embed.plain_export import PLAIN, plain_export
 from benchmarks.embed.question_sets import SETS
 from benchmarks.ghz.faq_index import DEFAULT_CACHE
 from benchmarks.ghz.machine import uptime
@@ -79,6 +82,7 @@ DISTRACTORS = 300
 AUTO_BEFORE = "torch index, onnx queries"
 CROSS = "torch index, int8 queries"
 AUTO_FP32 = "onnx (fp32 export documents and queries; auto before 2026-11-29)"
+AUTO_PLAIN = "auto on the unfused export's documents (auto before groundwire-onnx-5)"
 
 
 class BatchedQueries(DelegatingEmbedder):
@@ -209,7 +213,7 @@ def main() -> None:
         needed = (
             runtime.value in wanted
             or "auto" in wanted
-            or (runtime is ModelRuntime.ONNX and args.query_model)
+            or (runtime is ModelRuntime.ONNX and (args.query_model or PLAIN in wanted))
         )
         if needed:
             onnx[runtime.value] = load_onnx_embedder(
@@ -241,6 +245,12 @@ def main() -> None:
         if runtime in wanted:
             documents[runtime] = onnx[runtime]
             rows.setdefault(runtime, {})[runtime] = onnx[runtime]
+    if PLAIN in wanted:  # the fp32 export unfused (before groundwire-onnx-5), its own index
+        plain = plain_export(onnx["onnx"], model, 32, args.onnx_threads)
+        documents[PLAIN] = plain
+        rows[PLAIN] = {PLAIN: plain}
+        if "auto" in wanted:
+            rows[PLAIN][AUTO_PLAIN] = SplitRuntimeEmbedder(onnx["onnx-int8"], plain)
     vectors = args.embedding_cache or args.cache_dir / "eval-vectors.sqlite"
     cached = {name: CachedEmbedder(e, vectors) for name, e in documents.items()}
     names = [name for group in rows.values() for name in group]
