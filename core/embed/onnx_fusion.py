@@ -26,6 +26,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.store.atomic_file import write_atomic
+
 logger = logging.getLogger(__name__)
 
 MODEL_TYPE = "bert"
@@ -43,8 +45,9 @@ class Fusion:
 
 
 def fuse_encoder(source: Path, target: Path, num_heads: int, hidden_size: int) -> Fusion:
-    """Write `source` (an fp32 encoder export) with its layers fused to `target`; `applied` is
-    False (and `target` absent) when no `Attention` was fused or the optimizer failed."""
+    """Write `source` (an fp32 encoder export) with its layers fused to `target` (atomically);
+    `applied` is False, and nothing written, when no `Attention` was fused or the optimizer
+    failed."""
     try:
         from onnxruntime.transformers.fusion_options import FusionOptions
         from onnxruntime.transformers.optimizer import optimize_model
@@ -66,19 +69,13 @@ def fuse_encoder(source: Path, target: Path, num_heads: int, hidden_size: int) -
             for name, count in optimized.get_fused_operator_statistics().items()
             if count
         }
+        if not counts.get("Attention"):
+            return Fusion(False, counts, "no attention was fused")
+        optimized.topological_sort()  # as the optimizer's own save does
+        write_atomic(target, [optimized.model.SerializeToString()])
     except Exception as exc:  # noqa: BLE001 - any optimizer failure leaves the plain export
         logger.warning("fusing %s failed; serving the plain export", source, exc_info=True)
         return Fusion(False, {}, f"the optimizer failed: {type(exc).__name__}: {exc}")
-    if not counts.get("Attention"):
-        return Fusion(False, counts, "no attention was fused")
-    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        optimized.save_model_to_file(str(temporary))
-        with open(temporary, "rb") as written:
-            os.fsync(written.fileno())
-        os.replace(temporary, target)
-    finally:
-        temporary.unlink(missing_ok=True)
     return Fusion(True, counts)
 
 
