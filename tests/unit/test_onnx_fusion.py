@@ -62,8 +62,8 @@ def _session_of(directory: Path, file: str) -> OnnxEmbedder:
 
 
 def _texts() -> tuple[list[str], list[str]]:
-    """Real questions (the demo FAQ headings) and passages (paragraphs; whole pages, cut at 256
-    tokens), in one list each."""
+    """Real questions (the demo FAQ headings) and passages (long paragraphs, and whole pages the
+    model cuts at 256 tokens)."""
     queries: list[str] = []
     passages: list[str] = []
     for path in sorted(DEMO.glob("faq-*.md")):
@@ -115,9 +115,7 @@ def test_an_export_whose_attention_does_not_fuse_is_not_applied(
     assert not target.exists()
 
 
-def test_the_eager_export_leaves_the_model_as_it_was(
-    embedder: SentenceTransformerEmbedder, tmp_path: Path
-) -> None:
+def test_the_eager_export_leaves_the_model_as_it_was(tmp_path: Path) -> None:
     from sentence_transformers import SentenceTransformer
 
     model = SentenceTransformer(str(MODEL), device="cpu", local_files_only=True)
