@@ -53,10 +53,9 @@ from core.catalog.collection_config import CollectionConfig
 from core.embed.cached_embedder import CachedEmbedder
 from core.embed.delegating_embedder import DelegatingEmbedder
 from core.embed.model_runtime import ModelRuntime
-from core.embed.onnx_build import load_onnx_embedder, variant_dir
+from core.embed.onnx_build import load_onnx_embedder, session_on, variant_dir
 from core.embed.onnx_embedder import OnnxEmbedder
 from core.embed.protocol import Embedder
-from core.embed.saved_tokenizer import load_tokenizer
 from core.embed.sentence_transformer_embedder import SentenceTransformerEmbedder, default_model_path
 from core.embed.split_runtime_embedder import SplitRuntimeEmbedder
 from core.eval.beir import BeirDataset, load_beir, subset
@@ -166,16 +165,10 @@ def configurations() -> dict[str, RetrievalRequest]:
     }
 
 
-def query_model(path: Path, like: OnnxEmbedder, build: Path, threads: int) -> OnnxEmbedder:
-    """An ONNX query model file run with the tokenizer of the build in `build` and the spec of
-    `like` (that build's fp32 embedder)."""
-    return OnnxEmbedder(
-        path,
-        load_tokenizer(build / "tokenizer"),
-        like.spec,
-        model_name=str(default_model_path()),
-        runtime=ModelRuntime.ONNX_INT8,
-        threads=threads,
+def query_model(path: Path, build: Path, threads: int) -> OnnxEmbedder:
+    """An ONNX query model file run with the tokenizer and spec of the build in `build`."""
+    return session_on(
+        build, path, ModelRuntime.ONNX_INT8, model_name=str(default_model_path()), threads=threads
     )
 
 
@@ -237,7 +230,7 @@ def main() -> None:
     for entry in args.query_model:
         label, _, file = entry.partition("=")
         build = variant_dir(Path(model), args.cache_dir / "models")
-        queries = query_model(Path(file), onnx["onnx"], build, args.onnx_threads)
+        queries = query_model(Path(file), build, args.onnx_threads)
         rows["torch"][f"torch index, {label} queries"] = SplitRuntimeEmbedder(
             queries, torch_embedder
         )

@@ -74,6 +74,7 @@ __all__ = [
     "cache_root",
     "load_onnx_embedder",
     "model_fingerprint",
+    "session_on",
     "variant_dir",
     "variant_file",
     "variant_key",
@@ -302,6 +303,23 @@ def _write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
     with open(temporary, "rb") as written:
         os.fsync(written.fileno())
     os.replace(temporary, directory / MANIFEST)
+
+
+def session_on(
+    directory: Path,
+    file: str | Path,
+    runtime: ModelRuntime,
+    *,
+    model_name: str,
+    batch_size: int = 32,
+    threads: int = 0,
+) -> OnnxEmbedder:
+    """An `OnnxEmbedder` running `file` (a name in the build `directory`, or any path) with that
+    build's tokenizer and spec: what the benchmarks and tests use to run a build's other files
+    (the unfused export beside the fused graph, a quantisation variant) as the server would."""
+    return _embedder(
+        directory, _read_manifest(directory), str(file), runtime, model_name, batch_size, threads
+    )
 
 
 def _embedder(

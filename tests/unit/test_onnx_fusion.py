@@ -21,13 +21,13 @@ from core.embed.onnx_build import (
     VARIANT_FILES,
     cache_root,
     load_onnx_embedder,
+    session_on,
     variant_dir,
 )
-from core.embed.onnx_embedder import OnnxEmbedder, OnnxModelSpec
+from core.embed.onnx_embedder import OnnxEmbedder
 from core.embed.onnx_export import export_encoder
 from core.embed.onnx_fusion import Fusion, fuse_encoder
 from core.embed.onnx_verification import VerificationResult
-from core.embed.saved_tokenizer import load_tokenizer
 from core.embed.sentence_transformer_embedder import (
     SentenceTransformerEmbedder,
     default_model_path,
@@ -52,13 +52,7 @@ def _manifest(directory: Path) -> dict[str, Any]:
 
 def _session_of(directory: Path, file: str) -> OnnxEmbedder:
     """An embedder on `file` of the build in `directory` (its tokenizer and spec)."""
-    return OnnxEmbedder(
-        directory / file,
-        load_tokenizer(directory / "tokenizer"),
-        OnnxModelSpec(**_manifest(directory)["spec"]),
-        model_name=str(MODEL),
-        runtime=ModelRuntime.ONNX,
-    )
+    return session_on(directory, file, ModelRuntime.ONNX, model_name=str(MODEL))
 
 
 def _texts() -> tuple[list[str], list[str]]:

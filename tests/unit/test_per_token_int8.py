@@ -3,7 +3,6 @@ quantisation: close to fp32, and a row's result independent of the rows it is co
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -11,10 +10,15 @@ import pytest
 
 from core.embed.int8_weights import WeightSign, exact_weight_sign
 from core.embed.model_runtime import ModelRuntime
-from core.embed.onnx_build import cache_root, load_onnx_embedder, variant_dir, variant_file
-from core.embed.onnx_embedder import OnnxEmbedder, OnnxModelSpec, session_options
+from core.embed.onnx_build import (
+    cache_root,
+    load_onnx_embedder,
+    session_on,
+    variant_dir,
+    variant_file,
+)
+from core.embed.onnx_embedder import session_options
 from core.embed.per_token_int8 import QuantOps, quantize_per_token, rewrite
-from core.embed.saved_tokenizer import load_tokenizer
 from core.embed.sentence_transformer_embedder import default_model_path
 
 onnx = pytest.importorskip("onnx")
@@ -234,14 +238,8 @@ def test_the_served_int8_build_is_fused_and_embeds_as_the_explicit_formula(
     assert "QuantizeLinear" in {n.op_type for n in onnx.load(str(served_file)).graph.node}
     explicit_file = tmp_path / "explicit.onnx"
     quantize_per_token(directory / "model.onnx", explicit_file, ops=QuantOps.EXPLICIT)
-    spec = OnnxModelSpec(**json.loads((directory / "manifest.json").read_text())["spec"])
-    explicit = OnnxEmbedder(
-        explicit_file,
-        load_tokenizer(directory / "tokenizer"),
-        spec,
-        model_name=str(model_dir),
-        runtime=ModelRuntime.ONNX_INT8,
-        threads=1,
+    explicit = session_on(
+        directory, explicit_file, ModelRuntime.ONNX_INT8, model_name=str(model_dir), threads=1
     )
     questions = ["How do I reverse a list?", "gil", "why is my program slow " * 20]
     np.testing.assert_array_equal(
