@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import dataclasses
 import sys
 from collections.abc import Sequence
@@ -12,6 +11,7 @@ from typing import TypeAlias
 
 from core.errors import InvalidArgument
 from groundwire.retrieve_options import RetrieveOptions
+from server import event_loop
 from server.commands.client_channel import Endpoint
 from server.request_context import configure_logging
 from server.settings import Settings, load_settings, validate_settings
@@ -246,7 +246,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             serving = _serve_settings(settings, args)
         except InvalidArgument as exc:
             sys.exit(f"error: invalid settings: {exc}")
-        asyncio.run(serve(serving))
+        event_loop.run(serve(serving), serving.server.event_loop)
     elif args.command == "index":
         from server.commands.index_command import run_index
 

@@ -22,6 +22,7 @@ import os
 import signal
 from multiprocessing.connection import Connection
 
+from server import event_loop
 from server.app import create_server
 from server.cache_clearing import ClearRequest, clear_local
 from server.cache_counting import count_local
@@ -37,7 +38,7 @@ def run_reader(settings: Settings, role: ProcessRole, link: Connection) -> None:
     """The reader's entry point (a multiprocessing target)."""
     configure_logging(settings.log_level, settings.logging.format)
     try:
-        asyncio.run(_serve(settings, role, link))
+        event_loop.run(_serve(settings, role, link), settings.server.event_loop)
     finally:
         link.close()
 

@@ -25,6 +25,7 @@ from core.milvus.options import MilvusIndexKind
 from core.retrieve.fusion import FusionMethod
 from core.retrieve.modes import RetrievalMode
 from core.tune.options import TuneOptions
+from server.event_loop import LOOPS
 
 ENV_PREFIX = "GROUNDWIRE_"
 MIB = 1024 * 1024
@@ -56,6 +57,9 @@ class ServerSettings:
     # Retrieve awaits its query embedding on the event loop (no worker thread waits for it);
     # false: the whole pipeline runs on one worker thread (the pre-#16 path, for comparison)
     await_query_embeddings: bool = True
+    # The event loop of every server process: "uvloop" (libuv, its loop work in C) or "asyncio"
+    # (the standard library's) (server/event_loop.py)
+    event_loop: str = "uvloop"
     reflection: bool = True
     tls_cert_file: str = ""  # PEM server certificate chain; set with tls_key_file to serve TLS
     tls_key_file: str = ""  # PEM private key of tls_cert_file
@@ -445,6 +449,11 @@ def validate_settings(settings: Settings) -> None:
             0 <= settings.server.processes <= MAX_PROCESSES,
             "server.processes",
             f"must be 0-{MAX_PROCESSES} (0: one per available core; 1: a single process)",
+        ),
+        (
+            settings.server.event_loop in LOOPS,
+            "server.event_loop",
+            f"must be one of {', '.join(LOOPS)}",
         ),
         (settings.server.shutdown_grace_s >= 0, "server.shutdown_grace_s", "must be >= 0"),
         (settings.model.batch_size >= 1, "model.batch_size", "must be >= 1"),
