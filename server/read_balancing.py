@@ -6,7 +6,8 @@ it makes on one process, whose GIL and threads then use about two thirds of a 2-
 while the other process idles; eight connections still split 5:3 or 6:2 more often than 4:4.
 So each process counts the balanced RPCs (`BALANCED_RPCS`) it runs on the load board
 (server/load_board.py), and one that arrives from a caller while another process runs at least
-`MARGIN` fewer is handed, as bytes, to that process (the least busy one) over its peer socket
+`MARGIN` fewer, and a quarter (`MARGIN_SHARE`) of this one's fewer, is handed, as bytes, to that
+process (the least busy one) over its peer socket
 (server/peer_calls.py), where the very handler of its port serves it. A handed-over call always
 runs where it was handed.
 
@@ -42,7 +43,10 @@ from server.write_forwarding import forwarded_metadata
 logger = logging.getLogger(__name__)
 
 MARGIN = 1
-"""Hand a call over when another process runs at least this many fewer balanced calls."""
+"""Hand a call over when another process runs at least this many fewer balanced calls..."""
+MARGIN_SHARE = 4
+"""...and at least 1/MARGIN_SHARE of this process's calls fewer: under a load that keeps
+every process busy, a handed-over call costs a second gRPC call's CPU and gains nothing."""
 DOWN_S = 1.0
 """How long a process that could not take a handed-over call is not chosen again."""
 DRAIN_POLL_S = 0.01
@@ -134,7 +138,7 @@ class ReadBalancer:
 
     def choose(self) -> int | None:
         """The process to hand a call arriving now to, or None to run it here."""
-        ceiling = self._running - MARGIN
+        ceiling = self._running - max(MARGIN, self._running // MARGIN_SHARE)
         chosen, now = None, time.monotonic()
         for number in range(self._role.processes):
             if number == self._role.number or self._down_until[number] > now:

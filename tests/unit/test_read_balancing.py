@@ -53,6 +53,10 @@ def _balancer(tmp_path: Path, number: int, counts: list[int]) -> tuple[ReadBalan
         (1, [1, 9, 1], None),  # as busy as the others
         (3, [2, 9, 1], 2),  # the least busy of those busy enough to gain
         (3, [NOT_SERVING, 9, NOT_SERVING], None),  # nobody else serves
+        (16, [13, 9, 13], None),  # all busy: a quarter fewer (4) is the least worth a hand-over
+        (16, [12, 9, 13], 0),
+        (8, [6, 9, 7], 0),  # a quarter of 8 is 2
+        (8, [7, 9, 7], None),
     ],
 )
 def test_a_call_goes_to_the_least_busy_process_that_runs_fewer(
