@@ -14,7 +14,7 @@ OUT="${1:-$ROOT/.whl}"
 PYTHON="${PYTHON:-$ROOT/.venv/bin/python}"
 DATASET="${DATASET:-$ROOT/../shared/data/python-faq}"
 WHEELS=(faiss-cpu==1.15.1 tantivy==0.27.0 protobuf==7.36.2 grpcio==1.85.1
-  grpcio-health-checking==1.85.1 grpcio-reflection==1.85.1 grpcio-status==1.85.1
+  grpcio-health-checking==1.85.1 grpcio-reflection==1.85.1 grpcio-status==1.85.1 uvloop==0.23.0
   googleapis-common-protos==1.76.0 pypdf==7.1.0)
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
