@@ -1,5 +1,6 @@
 """benchmarks/ghz: the ghz report parser (on a real report), cores busy from /proc, the request
-files ghz reads, the index key and the quick subset, per-thread CPU from /proc."""
+files ghz reads, the index key and the quick subset, per-thread CPU from /proc, perf's samples
+by object and thread."""
 
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ from benchmarks.ghz.request_files import (
     requests_for,
     write_data_file,
 )
+from benchmarks.ghz.served_native_profile import read_script
+from benchmarks.ghz.served_native_profile import split as perf_split
 from benchmarks.ghz.thread_cpu import DUMP_THREAD, group_of, thread_cpu
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "ghz" / "retrieve-dense-c2-k1.json"
@@ -208,3 +211,41 @@ def test_thread_groups_merge_the_pools_and_keep_other_names() -> None:
         4242: "gw-work_0",
         17: "MainThread",
     }
+
+
+PERF_SCRIPT = """ 9228 
+\t           fb65a (/root/.pyenv/versions/3.11.7/lib/libpython3.11.so.1.0)
+\t    7fb8279390c0 ([unknown])
+\t    7fb82d056240 ([unknown])
+
+ 9210 
+\t         10e5222 (/work/.venv/lib/python3.11/site-packages/onnxruntime/capi/onnxruntime_pybind11_state.cpython-311-x86_64-linux-gnu.so)
+\t               1 ([unknown])
+
+ 9210 
+\tffffffffa1c2e6b0 ([kernel.kallsyms])
+\t           fb65a (/root/.pyenv/versions/3.11.7/lib/libpython3.11.so.1.0)
+
+"""  # noqa: W291 - perf writes the thread id with a trailing space
+
+
+def test_perf_samples_count_where_each_ran_per_thread() -> None:
+    samples = read_script(PERF_SCRIPT)
+    assert samples == [
+        (9228, "libpython3.11.so.1.0"),
+        (9210, "onnxruntime_pybind11_state.so"),
+        (9210, "[kernel.kallsyms]"),
+    ]
+    record = perf_split(samples, {9210: "query-micro-batcher"}, cpu_ms_per_call=6.0)
+    assert record["objects"][0] == {
+        "name": "libpython3.11.so.1.0",
+        "share": 0.3333,
+        "ms_per_call": 2.0,
+    }
+    batcher = record["threads"][0]
+    assert batcher["name"] == "query-micro-batcher (9210)" and batcher["ms_per_call"] == 4.0
+    assert [o["name"] for o in batcher["top"]] == [
+        "onnxruntime_pybind11_state.so",
+        "[kernel.kallsyms]",
+    ]
+    assert record["threads"][1]["name"] == "? (9228)"
