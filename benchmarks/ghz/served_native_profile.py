@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
 import re
 import shutil
 import subprocess
@@ -32,7 +31,7 @@ from benchmarks.ghz.faq_index import DEFAULT_CACHE, DEFAULT_DATASET
 from benchmarks.ghz.ghz_runs import Load
 from benchmarks.ghz.loaded_server import loaded_server, served_corpus
 from benchmarks.ghz.machine import uptime
-from benchmarks.ghz.run import RESULTS
+from benchmarks.ghz.results_file import write_record
 from benchmarks.ghz.served_profile import process_cpu_s
 from benchmarks.ghz.thread_cpu import python_names, thread_cpu
 
@@ -148,11 +147,7 @@ def main() -> None:
         "uptime_after": uptime(),
         **split(read_script(script), names, cpu_ms_per_call),
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / f"served_native_profile-{args.label}"
-    out.with_suffix(".json").write_text(json.dumps(record, indent=2) + "\n")
-    out.with_suffix(".md").write_text(markdown(record))
-    print(markdown(record))
+    write_record(f"served_native_profile-{args.label}", record, markdown)
 
 
 def markdown(record: dict[str, Any]) -> str:

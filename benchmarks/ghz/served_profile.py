@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
 import os
 import re
 import shutil
@@ -38,7 +37,7 @@ from benchmarks.ghz.faq_index import DEFAULT_CACHE, DEFAULT_DATASET
 from benchmarks.ghz.ghz_runs import Load
 from benchmarks.ghz.loaded_server import loaded_server, served_corpus
 from benchmarks.ghz.machine import uptime
-from benchmarks.ghz.run import RESULTS
+from benchmarks.ghz.results_file import write_record
 
 LINE = re.compile(r":\d+\)$")
 PY_SPY = Path(sys.executable).parent / "py-spy"
@@ -164,11 +163,7 @@ def main() -> None:
         "uptime_after": uptime(),
         **split(samples, cpu_ms_per_call if gil_ms_per_call is None else gil_ms_per_call),
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / f"served_profile-{args.label}"
-    out.with_suffix(".json").write_text(json.dumps(record, indent=2) + "\n")
-    out.with_suffix(".md").write_text(markdown(record))
-    print(markdown(record))
+    write_record(f"served_profile-{args.label}", record, markdown)
 
 
 def markdown(record: dict[str, Any]) -> str:

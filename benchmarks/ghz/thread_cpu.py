@@ -19,7 +19,6 @@ results/thread_cpu-<label>.{json,md}.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import subprocess
 import sys
@@ -33,7 +32,7 @@ from benchmarks.ghz.faq_index import DEFAULT_CACHE, DEFAULT_DATASET
 from benchmarks.ghz.ghz_runs import Load
 from benchmarks.ghz.loaded_server import ServedCorpus, loaded_server, served_corpus
 from benchmarks.ghz.machine import uptime
-from benchmarks.ghz.run import RESULTS
+from benchmarks.ghz.results_file import write_record
 
 PY_SPY = Path(sys.executable).parent / "py-spy"
 DUMP_THREAD = re.compile(r'Thread (\d+) \(\w+\): "([^"]*)"')
@@ -163,11 +162,7 @@ def main() -> None:
         record["chunks"] = corpus.index["chunks"]
         record["rounds"] = [one_round(args, corpus) for _ in range(args.rounds)]
     record["uptime_after"] = uptime()
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / f"thread_cpu-{args.label}"
-    out.with_suffix(".json").write_text(json.dumps(record, indent=2) + "\n")
-    out.with_suffix(".md").write_text(markdown(record))
-    print(markdown(record))
+    write_record(f"thread_cpu-{args.label}", record, markdown)
 
 
 if __name__ == "__main__":
