@@ -4,6 +4,7 @@ of it, warmed, with ghz load running: what the in-server probes (`served_profile
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import subprocess
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.ghz.faq_index import ensure_index
+from benchmarks.ghz.faq_index import DEFAULT_CACHE, DEFAULT_DATASET, ensure_index
 from benchmarks.ghz.ghz_runs import Load, ghz_command
 from benchmarks.ghz.ghz_tool import ensure_ghz
 from benchmarks.ghz.request_files import (
@@ -30,6 +31,18 @@ from tests.serve_subprocess import ServeSubprocess
 
 SETTLE_S = 2.0
 """Seconds of load before the probe starts, so it sees the steady state."""
+
+
+def probe_arguments(description: str, duration_s: float) -> argparse.ArgumentParser:
+    """A parser with the options every in-server probe takes: the index cache, the dataset, the
+    Retrieve mode, the clients and the seconds measured (default `duration_s`)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--data-dir", type=Path, default=DEFAULT_CACHE, help="index/ghz cache")
+    parser.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
+    parser.add_argument("--mode", choices=("default", "dense"), default="default")
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--duration", type=float, default=duration_s, help="seconds measured")
+    return parser
 
 
 @dataclass(frozen=True, slots=True)

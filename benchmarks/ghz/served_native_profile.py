@@ -24,12 +24,10 @@ import re
 import shutil
 import subprocess
 import time
-from pathlib import Path
 from typing import Any
 
-from benchmarks.ghz.faq_index import DEFAULT_CACHE, DEFAULT_DATASET
 from benchmarks.ghz.ghz_runs import Load
-from benchmarks.ghz.loaded_server import loaded_server, served_corpus
+from benchmarks.ghz.loaded_server import loaded_server, probe_arguments, served_corpus
 from benchmarks.ghz.machine import uptime
 from benchmarks.ghz.results_file import write_record
 from benchmarks.ghz.served_profile import process_cpu_s
@@ -37,16 +35,11 @@ from benchmarks.ghz.thread_cpu import python_names, thread_cpu
 
 FREQUENCY = 499
 """perf samples per second per thread (a prime, off the kernel's timer multiples)."""
-OBJECT = re.compile(r"\((?P<path>[^()]*)\)\s*$")
+SAMPLE = re.compile(r"\s*(?P<tid>\d+)\s+[0-9a-f]+\s+\((?P<path>[^()]*)\)\s*$")
 
 
 def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, default=DEFAULT_CACHE, help="index/ghz cache")
-    parser.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
-    parser.add_argument("--concurrency", type=int, default=8)
-    parser.add_argument("--duration", type=float, default=15.0, help="seconds recorded")
-    parser.add_argument("--mode", choices=("default", "dense"), default="default")
+    parser = probe_arguments(__doc__.splitlines()[0], 15.0)
     parser.add_argument("--label", default="branch", help="results/served_native_profile-<label>.*")
     parser.add_argument("--env", action="append", default=[], help="server env KEY=VALUE")
     return parser.parse_args()
@@ -59,23 +52,13 @@ def object_name(path: str) -> str:
 
 
 def read_script(text: str) -> list[tuple[int, str]]:
-    """`perf script -F tid,ip,dso` output: (thread id, the innermost frame's object) per sample.
-
-    Each sample is its thread id on a line, then its stack innermost first, then a blank line."""
-    samples: list[tuple[int, str]] = []
-    tid: int | None = None
-    for line in text.splitlines():
-        stripped = line.strip()
-        if not stripped:
-            tid = None  # the next sample begins
-        elif tid is None and stripped.isdigit():
-            tid = int(stripped)
-            innermost = True
-        elif tid is not None and innermost:
-            match = OBJECT.search(stripped)
-            samples.append((tid, object_name(match["path"]) if match else "[unknown]"))
-            innermost = False  # the rest of the stack: callers, not where it ran
-    return samples
+    """`perf script -F tid,ip,dso` output of a record without call graphs, a line per sample
+    (`tid ip (object)`): (thread id, the object it ran in) per sample."""
+    return [
+        (int(match["tid"]), object_name(match["path"]))
+        for match in map(SAMPLE.match, text.splitlines())
+        if match
+    ]
 
 
 def split(
@@ -118,7 +101,7 @@ def main() -> None:
             data = server.work / "perf.data"
             cpu_before, started = process_cpu_s(server.pid), time.monotonic()
             subprocess.run(
-                [perf, "record", "-F", str(FREQUENCY), "-g", "-p", str(server.pid)]
+                [perf, "record", "-F", str(FREQUENCY), "-p", str(server.pid)]
                 + ["-o", str(data), "--", "sleep", f"{args.duration:g}"],
                 check=True,
                 capture_output=True,

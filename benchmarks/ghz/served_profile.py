@@ -33,9 +33,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.ghz.faq_index import DEFAULT_CACHE, DEFAULT_DATASET
 from benchmarks.ghz.ghz_runs import Load
-from benchmarks.ghz.loaded_server import loaded_server, served_corpus
+from benchmarks.ghz.loaded_server import loaded_server, probe_arguments, served_corpus
 from benchmarks.ghz.machine import uptime
 from benchmarks.ghz.results_file import write_record
 
@@ -63,12 +62,7 @@ BUCKETS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 
 def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, default=DEFAULT_CACHE, help="index/ghz cache")
-    parser.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
-    parser.add_argument("--concurrency", type=int, default=8)
-    parser.add_argument("--duration", type=float, default=25.0, help="seconds sampled")
-    parser.add_argument("--mode", choices=("default", "dense"), default="default")
+    parser = probe_arguments(__doc__.splitlines()[0], 25.0)
     parser.add_argument("--rate", type=int, default=200, help="py-spy samples per second")
     parser.add_argument("--keep-raw", type=Path, help="copy py-spy's collapsed stacks here")
     parser.add_argument("--label", default="branch", help="results/served_profile-<label>.*")

@@ -28,9 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.ghz.cores_busy import CLOCK_TICKS, PROC, parse_stat
-from benchmarks.ghz.faq_index import DEFAULT_CACHE, DEFAULT_DATASET
 from benchmarks.ghz.ghz_runs import Load
-from benchmarks.ghz.loaded_server import ServedCorpus, loaded_server, served_corpus
+from benchmarks.ghz.loaded_server import ServedCorpus, loaded_server, probe_arguments, served_corpus
 from benchmarks.ghz.machine import uptime
 from benchmarks.ghz.results_file import write_record
 
@@ -44,12 +43,7 @@ GROUPS = (
 
 
 def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, default=DEFAULT_CACHE, help="index/ghz cache")
-    parser.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
-    parser.add_argument("--mode", choices=("default", "dense"), default="default")
-    parser.add_argument("--concurrency", type=int, default=8)
-    parser.add_argument("--duration", type=float, default=20.0, help="seconds measured")
+    parser = probe_arguments(__doc__.splitlines()[0], 20.0)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--label", default="main", help="results/thread_cpu-<label>.*")
     parser.add_argument("--env", action="append", default=[], help="KEY=VALUE for the server")

@@ -213,20 +213,11 @@ def test_thread_groups_merge_the_pools_and_keep_other_names() -> None:
     }
 
 
-PERF_SCRIPT = """ 9228 
-\t           fb65a (/root/.pyenv/versions/3.11.7/lib/libpython3.11.so.1.0)
-\t    7fb8279390c0 ([unknown])
-\t    7fb82d056240 ([unknown])
-
- 9210 
-\t         10e5222 (/work/.venv/lib/python3.11/site-packages/onnxruntime/capi/onnxruntime_pybind11_state.cpython-311-x86_64-linux-gnu.so)
-\t               1 ([unknown])
-
- 9210 
-\tffffffffa1c2e6b0 ([kernel.kallsyms])
-\t           fb65a (/root/.pyenv/versions/3.11.7/lib/libpython3.11.so.1.0)
-
-"""  # noqa: W291 - perf writes the thread id with a trailing space
+PERF_SCRIPT = """\
+   9228            fb65a (/root/.pyenv/versions/3.11.7/lib/libpython3.11.so.1.0)
+   9210          10e5222 (/work/.venv/lib/python3.11/site-packages/onnxruntime/capi/onnxruntime_pybind11_state.cpython-311-x86_64-linux-gnu.so)
+   9210 ffffffffa1c2e6b0 ([kernel.kallsyms])
+"""
 
 
 def test_perf_samples_count_where_each_ran_per_thread() -> None:
