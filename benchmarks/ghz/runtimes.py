@@ -239,9 +239,9 @@ def markdown(
         "- resident memory at the end (MiB, each process of the server; the resource tracker of "
         f"multiprocessing is the small one): {json.dumps(record.get('rss_mib', {}))}",
         "",
-        "| workload | c | variant | RPS (median; rounds) | p50 ms | p99 ms | server cores busy "
-        "| load 1 min |",
-        "|---|---|---|---|---|---|---|---|",
+        "| workload | c | variant | RPS (median; rounds) | p50 ms | p99 ms | errors "
+        "| server cores busy | load 1 min |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for w in workloads:
         for c in concurrency:
@@ -254,14 +254,18 @@ def markdown(
                 if not cell:
                     continue
 
-                def med(key: str, rows: list[dict[str, Any]] = cell) -> float:
-                    return float(statistics.median(r[key] for r in rows))
+                def med(key: str, digits: int = 1, rows: list[dict[str, Any]] = cell) -> str:
+                    """The rounds' median, over the rounds that have the figure (a run whose
+                    every call failed has no latency): "-" when none has it."""
+                    values = [r[key] for r in rows if r[key] is not None]
+                    return f"{statistics.median(values):.{digits}f}" if values else "-"
 
                 each = " / ".join(f"{r['ok_rps']:.0f}" for r in cell)
                 loads = " / ".join(f"{r['load_1m_after']:.1f}" for r in cell)
+                errors = sum(r["errors"] for r in cell)
                 lines.append(
-                    f"| {w} | {c} | {label} | {med('ok_rps'):.1f} ({each}) | {med('p50_ms'):.1f} | "
-                    f"{med('p99_ms'):.1f} | {med('server_cores_busy'):.2f} | {loads} |"
+                    f"| {w} | {c} | {label} | {med('ok_rps')} ({each}) | {med('p50_ms')} | "
+                    f"{med('p99_ms')} | {errors} | {med('server_cores_busy', 2)} | {loads} |"
                 )
     return "\n".join(lines) + "\n"
 

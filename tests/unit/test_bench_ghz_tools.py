@@ -1,6 +1,6 @@
 """benchmarks/ghz: the ghz report parser (on a real report), cores busy from /proc, the request
 files ghz reads, the index key and the quick subset, per-thread CPU from /proc, perf's samples
-by object and thread."""
+by object and thread, the runtimes A/B table."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from benchmarks.ghz.request_files import (
     requests_for,
     write_data_file,
 )
+from benchmarks.ghz.runtimes import markdown
 from benchmarks.ghz.served_native_profile import read_script
 from benchmarks.ghz.served_native_profile import split as perf_split
 from benchmarks.ghz.thread_cpu import DUMP_THREAD, group_of, thread_cpu
@@ -240,3 +241,35 @@ def test_perf_samples_count_where_each_ran_per_thread() -> None:
         "[kernel.kallsyms]",
     ]
     assert record["threads"][1]["name"] == "? (9228)"
+
+
+def test_runtimes_table_shows_a_variant_whose_every_call_failed() -> None:
+    def row(variant: str, ok_rps: float, p50: float | None, errors: int) -> dict[str, object]:
+        return {
+            "variant": variant,
+            "workload": "retrieve-default",
+            "concurrency": 8,
+            "ok_rps": ok_rps,
+            "p50_ms": p50,
+            "p99_ms": None if p50 is None else 2 * p50,
+            "errors": errors,
+            "server_cores_busy": 1.5,
+            "load_1m_after": 2.0,
+        }
+
+    record = {
+        "machine": {"date": "2026-12-03T00:00:00Z", "commit": "abc", "cores": 2},
+        "ghz": "ghz 0.120.0",
+        "corpus": {"documents": 10, "chunks": 40},
+        "connections": 4,
+        "duration_s": 6.0,
+        "rounds": 2,
+        "uptime_before": "up",
+        "uptime_after": "up",
+        "variants": {},
+        "rows": [row("a", 100.0, 40.0, 0), row("a", 120.0, 30.0, 0)]
+        + [row("b", 0.0, None, 831), row("b", 0.0, None, 800)],
+    }
+    text = markdown(record, ["a", "b"], [8], ["retrieve-default"])
+    assert "| retrieve-default | 8 | a | 110.0 (100 / 120) | 35.0 | 70.0 | 0 | 1.50 |" in text
+    assert "| retrieve-default | 8 | b | 0.0 (0 / 0) | - | - | 1631 | 1.50 |" in text
