@@ -72,7 +72,8 @@ class Runtime:
         self.retrieval_executor = ThreadPoolExecutor(searchers, thread_name_prefix="gw-retrieve")
         """Retrieve's stages before and after its awaited query embedding; sized to the cores,
         apart from `executor`, so a long Ingest or Answer step never holds them."""
-        # Separate pool: pipeline work running on the others waits on lexical searches run here.
+        # Separate pool: remote lexical searches (Milvus) overlap the other stages here; local
+        # ones run on the retrieval thread that reads them (core/retrieve/pending_search.py).
         self.lexical_executor = ThreadPoolExecutor(searchers, thread_name_prefix="gw-lexical")
         self.catalog = CollectionCatalog(
             Path(settings.storage.data_dir),

@@ -448,6 +448,11 @@ class Collection:
         """Top-k (row id, BM25 score) for the query text."""
         return self._lexical.search(query, k)
 
+    @property
+    def lexical_is_remote(self) -> bool:
+        """Whether a lexical search waits on another server (Milvus) instead of running here."""
+        return self._lexical.remote
+
     def get_chunks(self, row_ids: Sequence[int]) -> dict[int, Chunk]:
         """Live chunks by row id; deleted ids are absent."""
         return self.store.get_chunks(row_ids)

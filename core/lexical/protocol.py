@@ -9,7 +9,14 @@ from core.store.records import LexicalRow
 
 
 class LexicalIndex(Protocol):
-    """A BM25 index that a collection mirrors its committed store changes into."""
+    """A BM25 index that a collection mirrors its committed store changes into.
+
+    `remote`: whether a search waits on another server (Milvus) rather than running here
+    (Tantivy): the retrieval pipeline overlaps a remote search with the other stages and runs a
+    local one on the thread that needs its result (benchmarks/results/ghz_lexical_inline.md).
+    """
+
+    remote: bool
 
     def sequence(self) -> int:
         """The store sequence the index reflects."""

@@ -61,6 +61,9 @@ class TantivyIndex:
     """A lexical index for one collection. Writes are serialised by a lock; searches see the
     state of the last `commit` (or `clear`)."""
 
+    remote = False
+    """Searches run in this process (core.lexical.protocol)."""
+
     def __init__(
         self,
         directory: Path,

@@ -24,6 +24,9 @@ MAX_QUERY_TERMS = 64
 class MilvusLexicalIndex:
     """BM25 search of one Milvus-backed collection."""
 
+    remote = True
+    """Every search is a call to the Milvus server (core.lexical.protocol)."""
+
     def __init__(self, store: MilvusStore, max_query_terms: int = MAX_QUERY_TERMS) -> None:
         self._store = store
         self._client: Any = store.client

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +35,7 @@ from core.retrieve.hit_builder import build_hits
 from core.retrieve.keywords import extract_keywords, lexical_query
 from core.retrieve.lexical_candidates import with_lexical_candidates
 from core.retrieve.modes import RetrievalMode
+from core.retrieve.pending_search import PendingSearch, start_search
 from core.retrieve.post_fusion import (
     MemoryOptions,
     with_diversity,
@@ -85,7 +86,7 @@ class _Started:
     timer: StageTimer
     keywords: tuple[str, ...]
     lexical_text: str
-    lexical: Future[Ranking] | None  # started before the embedding: it does not need the vector
+    lexical: PendingSearch[Ranking] | None  # asked for before the embedding: it needs no vector
     embedder: Embedder  # the collection's query embedder (awaitable)
 
 
@@ -232,14 +233,14 @@ class RetrievalPipeline:
             query = await self._embed_async(request, started)
         except BaseException:
             if started.lexical is not None:
-                started.lexical.cancel()  # queued: never runs; running: its result is dropped
+                started.lexical.cancel()  # not started: never runs; running: its result is dropped
             raise
         return await offload(self._finish, request, started, query)  # type: ignore[no-any-return]
 
     def _begin(self, request: RetrievalRequest) -> _Started | _Waits | RetrievalResult:
         """The stages before the embedding: the collection (to be retrieved from by a thread
         that waits for its embedding when it cannot be awaited), a cached result, or the
-        preprocessed query with its lexical search already running."""
+        preprocessed query with its lexical search asked for (`_start_lexical`)."""
         collection = self._opened(request)
         embedder = self._embedder_for(collection)
         if collection.searches_on_device or not awaitable(embedder):
@@ -284,10 +285,10 @@ class RetrievalPipeline:
         request: RetrievalRequest,
         query: QueryVector,
         timer: StageTimer,
-        lexical_future: Future[Ranking] | None = None,
+        lexical_future: PendingSearch[Ranking] | None = None,
     ) -> RetrievalResult:
         """Every stage after the embedding. `lexical_future`: the lexical search, when it was
-        started before the embedding (it needs only the text)."""
+        asked for before the embedding (it needs only the text)."""
         mode = request.mode if query.vector is not None else RetrievalMode.LEXICAL
         effective = replace(request, mode=mode)
         hits, candidates, exhausted = self._ranked(
@@ -347,7 +348,7 @@ class RetrievalPipeline:
         request: RetrievalRequest,
         query: QueryVector,
         timer: StageTimer,
-        lexical_future: Future[Ranking] | None = None,
+        lexical_future: PendingSearch[Ranking] | None = None,
     ) -> tuple[list[Hit], list[int], bool]:
         """Search, filter and fuse `request.depth` candidates per retriever: (hits, candidate row
         ids, whether there are no more candidates to search: every retriever returned fewer than it
@@ -423,7 +424,10 @@ class RetrievalPipeline:
 
     def _start_lexical(
         self, collection: Collection, request: RetrievalRequest, text: str, timer: StageTimer
-    ) -> Future[Ranking] | None:
+    ) -> PendingSearch[Ranking] | None:
+        """The request's lexical search, asked for now and read after the dense search: started
+        on the lexical pool when it waits on another server, else run when read
+        (core/retrieve/pending_search.py)."""
         if request.mode is RetrievalMode.DENSE:
             return None
 
@@ -431,7 +435,7 @@ class RetrievalPipeline:
             with timer.stage("lexical"):
                 return collection.lexical_search(text, request.depth)
 
-        return self._executor.submit(run)
+        return start_search(run, collection.lexical_is_remote, self._executor)
 
     def _dense_ranking(
         self,

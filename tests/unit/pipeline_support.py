@@ -23,9 +23,11 @@ def indexed_pipeline(
     collection: str,
     documents: Sequence[Document],
     backend: StorageBackend | None = None,
+    lexical_pool: ThreadPoolExecutor | None = None,
 ) -> Iterator[RetrievalPipeline]:
     """`documents` indexed into `collection` under `data_dir` (on `backend`, local when None),
-    and a pipeline over it."""
+    and a pipeline over it (its remote lexical searches on `lexical_pool`, a pool of 2 when
+    None)."""
     catalog = CollectionCatalog(data_dir, backend=backend)
     catalog.open_all()
     config = CollectionConfig(embedding_model=embedder.model_name, embedding_dim=embedder.dimension)
@@ -33,7 +35,7 @@ def indexed_pipeline(
         catalog.create(DEFAULT_TENANT, collection, config), documents
     )
     try:
-        with ThreadPoolExecutor(2) as pool:
+        with lexical_pool or ThreadPoolExecutor(2) as pool:
             yield RetrievalPipeline(catalog, embedder, pool)
     finally:
         catalog.close()
