@@ -32,7 +32,9 @@ class PendingSearch(Protocol[T_co]):
 
 class RunWhenRead(Generic[T]):
     """A search run by the first `result()` call, on that thread; later calls return the same
-    result (or raise the same error). `cancel()` before it ran means it never runs."""
+    result (or raise the same error). `cancel()` before it ran means it never runs. Not
+    thread-safe: one request's thread reads it (the pipeline hands it from `_begin` to
+    `_finish`, one after the other)."""
 
     __slots__ = ("_search", "_done", "_value", "_error")
 
