@@ -182,7 +182,8 @@ def markdown(record: dict[str, Any]) -> str:
             )
             if gw
             else ""
-        ),
+        )
+        + _ingest_rounds(record.get("ingest_rounds")),
         "",
         "Versions: "
         + ", ".join(f"{k} {v}" for k, v in record["peer_versions"].items())
@@ -192,3 +193,19 @@ def markdown(record: dict[str, Any]) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _ingest_rounds(folded: dict[str, Any] | None) -> str:
+    """The sentence on every round's ingest probe (the figures above are the first round's)."""
+    if not folded or folded["rounds"] < 2:
+        return ""
+
+    def each(values: list[float], fmt: str) -> str:
+        return " / ".join(format(value, fmt) for value in values)
+
+    return (
+        f"The probe in each of the {folded['rounds']} rounds (a fresh server each): "
+        f"{each(folded['chunks_per_s'], 'g')} chunks/s end to end against the raw model's "
+        f"{each(folded['raw_chunks_per_s'], 'g')}, {each(folded['share_of_raw'], '.0%')} of raw "
+        f"(median {folded['median_share_of_raw']:.0%})."
+    )

@@ -10,7 +10,8 @@ peer_driver.py; groundwire runs as `groundwire serve` on the cached index of ben
 with the same requests (ghz_load.py).
 With `--rounds N` the whole comparison runs N times, groundwire first in odd rounds and the peers
 first in even ones; the table gives medians over rounds and each system's QPS as a ratio to
-`--reference`'s in the same round (rounds.py). groundwire's ingest probe runs in the first round.
+`--reference`'s in the same round (rounds.py). groundwire's ingest probe runs in every round (a
+fresh server each), the table gives each round's share of the raw model's rate and their median.
 Writes results/NAME.{md,json} (`--name`; peers, or peers-quick with --quick).
 """
 
@@ -42,6 +43,7 @@ from benchmarks.peers.peers_venv import ensure_venv
 from benchmarks.peers.rounds import (
     fold_rounds,
     groundwire_steps,
+    ingest_rounds,
     peer_order,
     ratios,
     system_name,
@@ -135,11 +137,9 @@ def run_groundwire(
     collection: str,
     work: Path,
     duration: float,
-    ingest: dict[str, Any] | None = None,
     groundwire_first: bool = True,
 ) -> list[dict[str, Any]]:
-    """groundwire serve on a copy of the cached index: ingest (unless `ingest` is an earlier
-    round's probe), then dense and default Retrieve, each driven by the Python client and by ghz,
+    """groundwire serve on a copy of the cached index: the ingest probe, then dense and default Retrieve, each driven by the Python client and by ghz,
     in `groundwire_steps` order. Rows come back in the table's order: dense, dense (ghz),
     default, default (ghz)."""
     queries, qrels = load_queries(args.dataset), load_qrels(args.dataset)
@@ -153,9 +153,8 @@ def run_groundwire(
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     metrics: dict[str, dict[str, Any]] = {}  # each mode's quality pass in this round
     try:
-        if ingest is None:
-            ingest_docs = args.ingest_docs or (40 if args.quick else 200)
-            ingest = groundwire_ingest(server.target, args.dataset, ingest_docs)
+        ingest_docs = args.ingest_docs or (40 if args.quick else 200)
+        ingest = groundwire_ingest(server.target, args.dataset, ingest_docs)
         for mode, driver in groundwire_steps(groundwire_first):
             system = system_name(mode, driver)
             print(f"measuring {system}", file=sys.stderr)
@@ -197,7 +196,6 @@ def main() -> None:
     ids = subset_ids(args.dataset, sections)
     started = time.monotonic()
     rounds: list[list[dict[str, Any]]] = []
-    ingest: dict[str, Any] | None = None
     with tempfile.TemporaryDirectory(prefix="gw-peers-") as tmp:
         for number in range(1, args.rounds + 1):
             work = Path(tmp) / f"round{number}"
@@ -207,9 +205,8 @@ def main() -> None:
             if not first:
                 peers = run_peers(args, python, ids, work, duration, groundwire_first=False)
             groundwire = run_groundwire(
-                args, index_dir, str(index["collection"]), work, duration, ingest, first
+                args, index_dir, str(index["collection"]), work, duration, first
             )
-            ingest = groundwire[0]["ingest"]
             if first:
                 peers = run_peers(args, python, ids, work, duration)
             rounds.append(groundwire + peers["peers"])
@@ -232,6 +229,7 @@ def main() -> None:
         "reference": args.reference,
         "systems": fold_rounds(rounds),
         "ratios": ratios(rounds, args.reference),
+        "ingest_rounds": ingest_rounds(rounds),
         "round_rows": rounds if len(rounds) > 1 else [],
     }
     (RESULTS / f"{name}.json").write_text(json.dumps(record, indent=2) + "\n")

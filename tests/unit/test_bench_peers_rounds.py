@@ -8,6 +8,7 @@ from benchmarks.peers.peers_table import markdown
 from benchmarks.peers.rounds import (
     fold_rounds,
     groundwire_steps,
+    ingest_rounds,
     peer_order,
     ratios,
     system_name,
@@ -111,3 +112,33 @@ def test_the_headline_pair_is_measured_back_to_back_in_both_orders() -> None:
         "chroma-http",
         "lancedb",
     ]
+
+
+def _probed(share: float, raw: float) -> list[dict[str, Any]]:
+    """One round's rows: groundwire's with an ingest probe against the raw model, a peer's."""
+    probe = {"chunks_per_s": round(share * raw, 2), "raw_encode": {"chunks_per_s": raw}}
+    gw = {**_row("groundwire-default", 100.0, 50.0), "ingest": {**probe}}
+    gw["ingest"]["end_to_end_share_of_raw"] = share
+    return [gw, {**_row("chroma", 40.0, 300.0), "ingest": {"docs_per_s_with_embedding": 9.0}}]
+
+
+def test_every_rounds_ingest_probe_is_kept_with_the_median_share() -> None:
+    folded = ingest_rounds([_probed(0.89, 37.0), _probed(1.03, 38.0), _probed(1.01, 42.0)])
+    assert folded == {
+        "rounds": 3,
+        "chunks_per_s": [32.93, 39.14, 42.42],
+        "raw_chunks_per_s": [37.0, 38.0, 42.0],
+        "share_of_raw": [0.89, 1.03, 1.01],
+        "median_chunks_per_s": 39.14,
+        "median_raw_chunks_per_s": 38.0,
+        "median_share_of_raw": 1.01,
+    }
+    record = {**_record(), "ingest_rounds": folded}
+    assert (
+        "The probe in each of the 3 rounds (a fresh server each): 32.93 / 39.14 / 42.42 chunks/s "
+        "end to end against the raw model's 37 / 38 / 42, 89% / 103% / 101% of raw (median 101%)."
+    ) in markdown(record)
+    # rounds without a probe against the raw model (an older run, or none) add no sentence
+    assert ingest_rounds(ROUNDS) is None
+    assert ingest_rounds([[{**_row("gw", 1.0, 1.0), "ingest": {"chunks_per_s": 1.0}}]]) is None
+    assert "The probe in each" not in markdown({**_record(), "ingest_rounds": None})
