@@ -139,9 +139,9 @@ def run_groundwire(
     duration: float,
     groundwire_first: bool = True,
 ) -> list[dict[str, Any]]:
-    """groundwire serve on a copy of the cached index: the ingest probe, then dense and default Retrieve, each driven by the Python client and by ghz,
-    in `groundwire_steps` order. Rows come back in the table's order: dense, dense (ghz),
-    default, default (ghz)."""
+    """groundwire serve on a copy of the cached index: the ingest probe, then dense and default
+    Retrieve, each driven by the Python client and by ghz, in `groundwire_steps` order. Rows come
+    back in the table's order: dense, dense (ghz), default, default (ghz)."""
     queries, qrels = load_queries(args.dataset), load_qrels(args.dataset)
     threads = [int(n) for n in args.threads.split(",")]
     data_dir = work / "groundwire"
