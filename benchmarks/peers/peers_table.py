@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchmarks.peers.rounds import groundwire_probe
+
 
 def _cell(value: Any) -> str:
     return "" if value is None else str(value)
@@ -150,7 +152,7 @@ def markdown(record: dict[str, Any]) -> str:
             "client only): " + "; ".join(peers_busy) + ".",
         ]
     embed = record["peer_embedding"]
-    gw = next((r["ingest"] for r in systems if r["system"].startswith("groundwire")), None)
+    gw = groundwire_probe(systems)
     lines += [
         "",
         f"Ingest: peers embed every document once ({embed['embed_docs_per_s']} docs/s, "

@@ -81,24 +81,29 @@ def fold_rounds(rounds: Sequence[Sequence[dict[str, Any]]]) -> list[dict[str, An
     return folded
 
 
+def groundwire_probe(rows: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """The ingest probe of the first groundwire row among `rows` (every groundwire row of a round
+    carries that round's probe), or None."""
+    return next((row["ingest"] for row in rows if row["system"].startswith("groundwire")), None)
+
+
 def ingest_rounds(rounds: Sequence[Sequence[dict[str, Any]]]) -> dict[str, Any] | None:
     """groundwire's ingest probe of every round (each round's server probes afresh): end-to-end
-    chunks/s, the raw model's on the same chunks and their share, each round's and the median;
-    None without a probe against the raw model."""
-    probes = [
-        next((row["ingest"] for row in rows if row["system"].startswith("groundwire")), None)
-        for rows in rounds
+    chunks/s, the raw model's on the same chunks, their share and its median; None without a
+    probe against the raw model."""
+    measured = [
+        probe for rows in rounds if (probe := groundwire_probe(rows)) and "raw_encode" in probe
     ]
-    measured = [probe for probe in probes if probe and "raw_encode" in probe]
     if not measured:
         return None
-    figures = {
+    shares = [probe["end_to_end_share_of_raw"] for probe in measured]
+    return {
+        "rounds": len(measured),
         "chunks_per_s": [probe["chunks_per_s"] for probe in measured],
         "raw_chunks_per_s": [probe["raw_encode"]["chunks_per_s"] for probe in measured],
-        "share_of_raw": [probe["end_to_end_share_of_raw"] for probe in measured],
+        "share_of_raw": shares,
+        "median_share_of_raw": _median(shares),
     }
-    medians = {f"median_{name}": _median(values) for name, values in figures.items()}
-    return {"rounds": len(measured), **figures, **medians}
 
 
 def ratios(
